@@ -1,0 +1,158 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scope is a permission a token carries.
+type Scope string
+
+const (
+	ScopeTransactionRead  Scope = "transaction:read"
+	ScopeTransactionWrite Scope = "transaction:write"
+	ScopeWithdrawalRead   Scope = "withdrawal:read"
+	ScopeWithdrawalWrite  Scope = "withdrawal:write"
+)
+
+// AllScopes lists every scope in its canonical order.
+func AllScopes() []Scope {
+	return []Scope{ScopeTransactionRead, ScopeTransactionWrite, ScopeWithdrawalRead, ScopeWithdrawalWrite}
+}
+
+// ParseScope accepts exactly one of AllScopes.
+func ParseScope(s string) (Scope, error) {
+	for _, sc := range AllScopes() {
+		if string(sc) == s {
+			return sc, nil
+		}
+	}
+	return "", fmt.Errorf("unknown scope %q", s)
+}
+
+// ParseScopes reads a comma-separated scope list; an empty string is an error.
+func ParseScopes(s string) ([]Scope, error) {
+	var out []Scope
+	for _, part := range strings.Split(s, ",") {
+		sc, err := ParseScope(strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// JoinScopes writes scopes comma-separated, as the token response's `scope` field does.
+func JoinScopes(scopes []Scope) string {
+	parts := make([]string, len(scopes))
+	for i, s := range scopes {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// AccountStatus tells whether a client account may act.
+type AccountStatus string
+
+const (
+	AccountActive   AccountStatus = "active"
+	AccountDisabled AccountStatus = "disabled"
+)
+
+// WebhookSecrets are the account's webhook signing secrets ("whsec_<base64>"). During a rotation
+// the previous secret keeps signing beside the current one until PreviousExpiresAt.
+type WebhookSecrets struct {
+	Current           string
+	Previous          string     // empty when none
+	PreviousExpiresAt *time.Time // nil when no previous secret
+}
+
+// Signing returns the secrets that sign a webhook sent at now: the current one, and the previous
+// one while its overlap lasts.
+func (w WebhookSecrets) Signing(now time.Time) []string {
+	out := []string{w.Current}
+	if w.Previous != "" && w.PreviousExpiresAt != nil && now.Before(*w.PreviousExpiresAt) {
+		out = append(out, w.Previous)
+	}
+	return out
+}
+
+// Account is a client account: a merchant. Build it with NewAccount; adapters rebuild it with
+// UnmarshalAccountFromDatabase.
+type Account struct {
+	id        string
+	name      string
+	status    AccountStatus
+	scopes    []Scope
+	webhook   WebhookSecrets
+	createdAt time.Time
+}
+
+// NewAccount validates and builds an active account.
+func NewAccount(id, name string, scopes []Scope, webhookSecret string, now time.Time) (*Account, error) {
+	name = strings.TrimSpace(name)
+	if id == "" {
+		return nil, fmt.Errorf("account id is required")
+	}
+	if name == "" || len([]rune(name)) > 150 {
+		return nil, fmt.Errorf("account name must have 1 to 150 characters")
+	}
+	if len(scopes) == 0 {
+		return nil, fmt.Errorf("account needs at least one scope")
+	}
+	if webhookSecret == "" {
+		return nil, fmt.Errorf("account needs a webhook secret")
+	}
+	return &Account{id: id, name: name, status: AccountActive, scopes: slices.Clone(scopes),
+		webhook: WebhookSecrets{Current: webhookSecret}, createdAt: now.UTC()}, nil
+}
+
+// UnmarshalAccountFromDatabase rebuilds a stored account. It should be used only by storage
+// adapters, for data this program wrote itself.
+func UnmarshalAccountFromDatabase(id, name string, status AccountStatus, scopes []Scope, webhook WebhookSecrets, createdAt time.Time) *Account {
+	return &Account{id: id, name: name, status: status, scopes: scopes, webhook: webhook, createdAt: createdAt.UTC()}
+}
+
+func (a *Account) ID() string              { return a.id }
+func (a *Account) Name() string            { return a.name }
+func (a *Account) Status() AccountStatus   { return a.status }
+func (a *Account) Scopes() []Scope         { return slices.Clone(a.scopes) }
+func (a *Account) Webhook() WebhookSecrets { return a.webhook }
+func (a *Account) CreatedAt() time.Time    { return a.createdAt }
+func (a *Account) Active() bool            { return a.status == AccountActive }
+func (a *Account) HasScope(s Scope) bool   { return slices.Contains(a.scopes, s) }
+func (a *Account) Disable()                { a.status = AccountDisabled }
+
+// RotateWebhookSecret makes next the current secret; the old one keeps signing for overlap.
+func (a *Account) RotateWebhookSecret(next string, now time.Time, overlap time.Duration) {
+	until := now.UTC().Add(overlap)
+	a.webhook = WebhookSecrets{Current: next, Previous: a.webhook.Current, PreviousExpiresAt: &until}
+}
+
+// Credential is one client_id/client_secret pair of an account. Only a keyed hash of the secret
+// is kept.
+type Credential struct {
+	ClientID   string
+	AccountID  string
+	SecretHash []byte
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
+// Revoked tells whether the credential has been revoked.
+func (c Credential) Revoked() bool { return c.RevokedAt != nil }
+
+// Principal is who is calling: the authenticated account and the scopes of its token.
+type Principal struct {
+	AccountID string
+	ClientID  string
+	Scopes    []Scope
+}
+
+// HasScope tells whether the token grants s.
+func (p Principal) HasScope(s Scope) bool { return slices.Contains(p.Scopes, s) }

@@ -1,0 +1,387 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// TransactionStatus is a status of the transaction state machine (contract section 7).
+type TransactionStatus string
+
+const (
+	TxPending              TransactionStatus = "PENDING"
+	TxPixQRCodeGenerated   TransactionStatus = "PIX_QRCODE_GENERATED"
+	TxPaid                 TransactionStatus = "PAID"
+	TxProcessingRefund     TransactionStatus = "PROCESSING_REFUND"
+	TxProcessingInfraction TransactionStatus = "PROCESSING_INFRACTION"
+	TxRefunded             TransactionStatus = "REFUNDED"
+	TxInfraction           TransactionStatus = "INFRACTION"
+	TxFailed               TransactionStatus = "FAILED"
+	TxBlocked              TransactionStatus = "BLOCKED"
+)
+
+// TransactionStatuses lists every transaction status.
+func TransactionStatuses() []TransactionStatus {
+	return []TransactionStatus{TxPending, TxPixQRCodeGenerated, TxPaid, TxProcessingRefund,
+		TxProcessingInfraction, TxRefunded, TxInfraction, TxFailed, TxBlocked}
+}
+
+// ParseTransactionStatus accepts exactly one of TransactionStatuses.
+func ParseTransactionStatus(s string) (TransactionStatus, error) {
+	if slices.Contains(TransactionStatuses(), TransactionStatus(s)) {
+		return TransactionStatus(s), nil
+	}
+	return "", fmt.Errorf("unknown transaction status %q", s)
+}
+
+// Final tells whether no transition leaves s.
+func (s TransactionStatus) Final() bool {
+	return s == TxRefunded || s == TxInfraction || s == TxFailed
+}
+
+// transactionMoves is the transaction state table of contract section 7.
+var transactionMoves = map[TransactionStatus][]TransactionStatus{
+	TxPending:              {TxPixQRCodeGenerated, TxFailed},
+	TxPixQRCodeGenerated:   {TxPaid, TxFailed},
+	TxPaid:                 {TxProcessingRefund, TxBlocked},
+	TxProcessingRefund:     {TxRefunded, TxPaid},
+	TxBlocked:              {TxPaid, TxProcessingInfraction},
+	TxProcessingInfraction: {TxInfraction},
+}
+
+// TransactionCanMove tells whether the state table allows from → to.
+func TransactionCanMove(from, to TransactionStatus) bool {
+	return slices.Contains(transactionMoves[from], to)
+}
+
+// PaymentMethod is how a transaction is paid; PIX is the only one.
+type PaymentMethod string
+
+const PaymentPIX PaymentMethod = "PIX"
+
+// Expiration bounds of the PIX QR code, in seconds.
+const (
+	MinExpirationSeconds     = 60
+	MaxExpirationSeconds     = 86400
+	DefaultExpirationSeconds = 1800
+)
+
+// MaxItems bounds the items of one transaction.
+const MaxItems = 100
+
+// ExpiredMessage is the errorMessage of a transaction whose QR code expired unpaid.
+const ExpiredMessage = "PIX QR code expired"
+
+// Customer is the payer data a merchant gives at creation. Phones hold national digits.
+type Customer struct {
+	IP          string
+	Name        string
+	Email       string
+	Document    Document
+	Landline    string
+	MobilePhone string
+	Birthdate   string // YYYY-MM-DD; accepted, never returned
+}
+
+// Seller is the seller data a merchant gives at creation.
+type Seller struct {
+	Name     string
+	Document Document
+}
+
+// Address is the customer's address; ZipCode holds 8 digits.
+type Address struct {
+	ZipCode, Number, Street, Neighborhood, City, State, Country, Complement string
+}
+
+// Item is one product of a sale.
+type Item struct {
+	Title       string
+	Description string
+	UnitPrice   Cents
+	Quantity    int
+}
+
+// Order is what a merchant asked for when creating a transaction. It never changes afterwards.
+// The HTTP adapter validates its shape; NewTransaction enforces the invariants money depends on.
+type Order struct {
+	Amount            Cents
+	PaymentMethod     PaymentMethod
+	WebhookURL        string
+	ExternalCode      string
+	Customer          *Customer
+	Seller            *Seller
+	IsInfoProduct     bool
+	Address           *Address
+	Items             []Item
+	Metadata          []byte // a JSON object, compact, as the merchant sent it; nil when absent
+	ExpirationSeconds int
+}
+
+// Idempotency is the idempotency key a transaction or withdrawal was created with, and the
+// fingerprint of the request that created it.
+type Idempotency struct {
+	Key         string
+	Fingerprint string
+}
+
+// Payment is what the acquirer reports when a charge is paid.
+type Payment struct {
+	AmountPaid Cents
+	PaidAt     time.Time
+	EndToEnd   string
+	Payer      *AccountHolder
+	Receiver   *AccountHolder
+	Fee        Cents
+}
+
+// Transaction is a PIX charge of a merchant and its lifecycle. Build it with NewTransaction;
+// storage adapters rebuild it with UnmarshalTransactionFromDatabase. Transitions append to
+// the status history and raise events; any transition the state table does not allow returns
+// an *InvalidTransitionError and changes nothing.
+type Transaction struct {
+	id             string
+	accountID      string
+	acquirer       string
+	order          Order
+	idempotency    Idempotency
+	createdAt      time.Time
+	status         TransactionStatus
+	history        []StatusEntry[TransactionStatus]
+	pix            *PixResponse
+	amountPaid     *Cents
+	paymentDate    *time.Time
+	infractionDate *time.Time
+	errorMessage   string
+	endToEnd       string
+	endToEndRefund string
+	payer          *AccountHolder
+	receiver       *AccountHolder
+	feeAmount      *Cents
+	version        int64
+	events         []Event
+}
+
+// ErrInvalidOrder reports an order that breaks an invariant of the domain.
+var ErrInvalidOrder = errors.New("invalid order")
+
+// NewTransaction starts a transaction in PENDING.
+func NewTransaction(id, accountID, acquirer string, order Order, idem Idempotency, now time.Time) (*Transaction, error) {
+	if id == "" || accountID == "" || acquirer == "" {
+		return nil, fmt.Errorf("%w: id, account and acquirer are required", ErrInvalidOrder)
+	}
+	if _, err := NewAmount(int64(order.Amount)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOrder, err)
+	}
+	if order.PaymentMethod != PaymentPIX {
+		return nil, fmt.Errorf("%w: payment method %q", ErrInvalidOrder, order.PaymentMethod)
+	}
+	if order.ExpirationSeconds < MinExpirationSeconds || order.ExpirationSeconds > MaxExpirationSeconds {
+		return nil, fmt.Errorf("%w: expiration of %d s", ErrInvalidOrder, order.ExpirationSeconds)
+	}
+	if !order.IsInfoProduct && order.Address == nil {
+		return nil, fmt.Errorf("%w: a physical product needs an address", ErrInvalidOrder)
+	}
+	if len(order.Items) > MaxItems {
+		return nil, fmt.Errorf("%w: more than %d items", ErrInvalidOrder, MaxItems)
+	}
+	for _, it := range order.Items {
+		if _, err := NewAmount(int64(it.UnitPrice)); err != nil || it.Quantity < 1 || it.Quantity > 100 {
+			return nil, fmt.Errorf("%w: item %q", ErrInvalidOrder, it.Title)
+		}
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	return &Transaction{
+		id: id, accountID: accountID, acquirer: acquirer, order: order, idempotency: idem,
+		createdAt: now, status: TxPending,
+		history: []StatusEntry[TransactionStatus]{{Status: TxPending, Date: now}},
+	}, nil
+}
+
+// TransactionRecord is everything a storage adapter keeps of a transaction.
+type TransactionRecord struct {
+	ID, AccountID, Acquirer string
+	Order                   Order
+	Idempotency             Idempotency
+	CreatedAt               time.Time
+	Status                  TransactionStatus
+	History                 []StatusEntry[TransactionStatus]
+	Pix                     *PixResponse
+	AmountPaid              *Cents
+	PaymentDate             *time.Time
+	InfractionDate          *time.Time
+	ErrorMessage            string
+	EndToEnd                string
+	EndToEndRefund          string
+	Payer, Receiver         *AccountHolder
+	FeeAmount               *Cents
+	Version                 int64
+}
+
+// UnmarshalTransactionFromDatabase rebuilds a stored transaction. It should be used only by
+// storage adapters, for records this program wrote itself: it does not validate.
+func UnmarshalTransactionFromDatabase(r TransactionRecord) *Transaction {
+	return &Transaction{
+		id: r.ID, accountID: r.AccountID, acquirer: r.Acquirer, order: r.Order,
+		idempotency: r.Idempotency, createdAt: r.CreatedAt.UTC(), status: r.Status,
+		history: r.History, pix: r.Pix, amountPaid: r.AmountPaid, paymentDate: r.PaymentDate,
+		infractionDate: r.InfractionDate, errorMessage: r.ErrorMessage, endToEnd: r.EndToEnd,
+		endToEndRefund: r.EndToEndRefund, payer: r.Payer, receiver: r.Receiver,
+		feeAmount: r.FeeAmount, version: r.Version,
+	}
+}
+
+// Record is the transaction as a storage adapter keeps it.
+func (t *Transaction) Record() TransactionRecord {
+	return TransactionRecord{
+		ID: t.id, AccountID: t.accountID, Acquirer: t.acquirer, Order: t.order,
+		Idempotency: t.idempotency, CreatedAt: t.createdAt, Status: t.status,
+		History: slices.Clone(t.history), Pix: t.pix, AmountPaid: t.amountPaid,
+		PaymentDate: t.paymentDate, InfractionDate: t.infractionDate,
+		ErrorMessage: t.errorMessage, EndToEnd: t.endToEnd, EndToEndRefund: t.endToEndRefund,
+		Payer: t.payer, Receiver: t.receiver, FeeAmount: t.feeAmount, Version: t.version,
+	}
+}
+
+func (t *Transaction) ID() string                                { return t.id }
+func (t *Transaction) AccountID() string                         { return t.accountID }
+func (t *Transaction) Acquirer() string                          { return t.acquirer }
+func (t *Transaction) Order() Order                              { return t.order }
+func (t *Transaction) Amount() Cents                             { return t.order.Amount }
+func (t *Transaction) Idempotency() Idempotency                  { return t.idempotency }
+func (t *Transaction) CreatedAt() time.Time                      { return t.createdAt }
+func (t *Transaction) Status() TransactionStatus                 { return t.status }
+func (t *Transaction) History() []StatusEntry[TransactionStatus] { return slices.Clone(t.history) }
+func (t *Transaction) Pix() *PixResponse                         { return t.pix }
+func (t *Transaction) AmountPaid() *Cents                        { return t.amountPaid }
+func (t *Transaction) PaymentDate() *time.Time                   { return t.paymentDate }
+func (t *Transaction) InfractionDate() *time.Time                { return t.infractionDate }
+func (t *Transaction) ErrorMessage() string                      { return t.errorMessage }
+func (t *Transaction) EndToEnd() string                          { return t.endToEnd }
+func (t *Transaction) EndToEndRefund() string                    { return t.endToEndRefund }
+func (t *Transaction) Payer() *AccountHolder                     { return t.payer }
+func (t *Transaction) Receiver() *AccountHolder                  { return t.receiver }
+func (t *Transaction) FeeAmount() *Cents                         { return t.feeAmount }
+
+// UpdatedAt is the date of the last status entered.
+func (t *Transaction) UpdatedAt() time.Time { return t.history[len(t.history)-1].Date }
+
+// Version counts the stored changes; storage adapters use it for optimistic concurrency.
+func (t *Transaction) Version() int64 { return t.version }
+
+// SetVersion is for storage adapters only: they record the version they wrote.
+func (t *Transaction) SetVersion(v int64) { t.version = v }
+
+// Events returns the events raised since the transaction was built or loaded, oldest first.
+func (t *Transaction) Events() []Event { return slices.Clone(t.events) }
+
+// ClearEvents forgets the raised events once they are stored.
+func (t *Transaction) ClearEvents() { t.events = nil }
+
+// Expired tells whether the QR code of a transaction awaiting payment has expired at now.
+func (t *Transaction) Expired(now time.Time) bool {
+	return t.status == TxPixQRCodeGenerated && t.pix != nil && !now.Before(t.pix.ExpiresAt)
+}
+
+// move applies one trigger of the state table: it fires only from the status the trigger
+// leaves (two triggers may lead to the same status from different places).
+func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func()) error {
+	if t.status != from || !TransactionCanMove(from, to) {
+		return &InvalidTransitionError{Resource: string(ResourceTransaction), From: string(t.status), To: string(to)}
+	}
+	apply()
+	t.status = to
+	t.history = enter(t.history, to, now)
+	if t.order.WebhookURL != "" {
+		snap := *t
+		snap.history = slices.Clone(t.history)
+		snap.events = nil
+		t.events = append(t.events, Event{
+			ID: newEventID(), Type: EventType(ResourceTransaction, string(to)),
+			AccountID: t.accountID, ResourceID: t.id, Kind: ResourceTransaction,
+			WebhookURL: t.order.WebhookURL, CreatedAt: t.UpdatedAt(), Transaction: &snap,
+		})
+	}
+	return nil
+}
+
+// AttachPix records the charge the emitter produced: PENDING → PIX_QRCODE_GENERATED.
+func (t *Transaction) AttachPix(pix PixResponse, now time.Time) error {
+	return t.move(TxPending, TxPixQRCodeGenerated, now, func() {
+		pix.ExpiresAt = pix.ExpiresAt.UTC()
+		t.pix = &pix
+	})
+}
+
+// FailEmission records that the emitter failed: PENDING → FAILED with the error's text. The
+// transaction gives up its idempotency key: the merchant's retry with the same key must get a
+// fresh attempt, not a replay of the failure.
+func (t *Transaction) FailEmission(message string, now time.Time) error {
+	return t.move(TxPending, TxFailed, now, func() {
+		t.errorMessage = message
+		t.idempotency = Idempotency{}
+	})
+}
+
+// Pay records the acquirer's confirmation: PIX_QRCODE_GENERATED → PAID.
+func (t *Transaction) Pay(p Payment, now time.Time) error {
+	if p.AmountPaid < 0 || p.Fee < 0 || p.Fee > p.AmountPaid {
+		return fmt.Errorf("%w: paid %d with fee %d", ErrInvalidOrder, p.AmountPaid, p.Fee)
+	}
+	return t.move(TxPixQRCodeGenerated, TxPaid, now, func() {
+		paid, fee, at := p.AmountPaid, p.Fee, p.PaidAt.UTC().Truncate(time.Millisecond)
+		t.amountPaid, t.feeAmount, t.paymentDate = &paid, &fee, &at
+		t.endToEnd, t.payer, t.receiver = p.EndToEnd, p.Payer, p.Receiver
+	})
+}
+
+// Expire fails an unpaid transaction whose QR code expired: PIX_QRCODE_GENERATED → FAILED.
+func (t *Transaction) Expire(now time.Time) error {
+	if t.status == TxPixQRCodeGenerated && !t.Expired(now) {
+		return fmt.Errorf("%w: the QR code expires at %s", ErrNotExpired, t.pix.ExpiresAt.Format(time.RFC3339))
+	}
+	return t.move(TxPixQRCodeGenerated, TxFailed, now, func() { t.errorMessage = ExpiredMessage })
+}
+
+// ErrNotExpired refuses to expire a transaction whose QR code is still valid.
+var ErrNotExpired = errors.New("not expired yet")
+
+// RequestRefund starts a full refund: PAID → PROCESSING_REFUND.
+func (t *Transaction) RequestRefund(now time.Time) error {
+	return t.move(TxPaid, TxProcessingRefund, now, func() { t.errorMessage = "" })
+}
+
+// ConfirmRefund records the acquirer's refund: PROCESSING_REFUND → REFUNDED.
+func (t *Transaction) ConfirmRefund(endToEndRefund string, now time.Time) error {
+	return t.move(TxProcessingRefund, TxRefunded, now, func() { t.endToEndRefund = endToEndRefund })
+}
+
+// FailRefund records that the acquirer could not refund: PROCESSING_REFUND → PAID.
+func (t *Transaction) FailRefund(message string, now time.Time) error {
+	return t.move(TxProcessingRefund, TxPaid, now, func() { t.errorMessage = message })
+}
+
+// OpenDispute blocks the funds of a paid transaction under MED: PAID → BLOCKED.
+func (t *Transaction) OpenDispute(now time.Time) error {
+	return t.move(TxPaid, TxBlocked, now, func() {
+		at := now.UTC().Truncate(time.Millisecond)
+		t.infractionDate = &at
+	})
+}
+
+// RejectDispute releases the funds: BLOCKED → PAID.
+func (t *Transaction) RejectDispute(now time.Time) error {
+	return t.move(TxBlocked, TxPaid, now, func() {})
+}
+
+// AcceptDispute starts the MED refund: BLOCKED → PROCESSING_INFRACTION.
+func (t *Transaction) AcceptDispute(now time.Time) error {
+	return t.move(TxBlocked, TxProcessingInfraction, now, func() {})
+}
+
+// CompleteInfraction records the MED refund: PROCESSING_INFRACTION → INFRACTION.
+func (t *Transaction) CompleteInfraction(endToEndRefund string, now time.Time) error {
+	return t.move(TxProcessingInfraction, TxInfraction, now, func() { t.endToEndRefund = endToEndRefund })
+}

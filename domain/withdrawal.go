@@ -1,0 +1,222 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// WithdrawalStatus is a status of the withdrawal state machine (contract section 7).
+type WithdrawalStatus string
+
+const (
+	WdPending    WithdrawalStatus = "PENDING"
+	WdProcessing WithdrawalStatus = "PROCESSING"
+	WdProcessed  WithdrawalStatus = "PROCESSED"
+	WdFailed     WithdrawalStatus = "FAILED"
+	WdCanceled   WithdrawalStatus = "CANCELED"
+	WdRefunded   WithdrawalStatus = "REFUNDED"
+	WdRejected   WithdrawalStatus = "REJECTED"
+)
+
+// WithdrawalStatuses lists every withdrawal status.
+func WithdrawalStatuses() []WithdrawalStatus {
+	return []WithdrawalStatus{WdPending, WdProcessing, WdProcessed, WdFailed, WdCanceled, WdRefunded, WdRejected}
+}
+
+// Final tells whether no transition leaves s.
+func (s WithdrawalStatus) Final() bool {
+	return s == WdCanceled || s == WdFailed || s == WdRejected || s == WdRefunded
+}
+
+// HoldsMoney tells whether a withdrawal in s takes its amount and fee out of the balance:
+// every status but the ones where the money never left (CANCELED, FAILED, REJECTED) or came
+// back (REFUNDED).
+func (s WithdrawalStatus) HoldsMoney() bool {
+	return s == WdPending || s == WdProcessing || s == WdProcessed
+}
+
+var withdrawalMoves = map[WithdrawalStatus][]WithdrawalStatus{
+	WdPending:    {WdProcessing, WdCanceled},
+	WdProcessing: {WdProcessed, WdFailed, WdRejected},
+	WdProcessed:  {WdRefunded},
+}
+
+// WithdrawalCanMove tells whether the state table allows from → to.
+func WithdrawalCanMove(from, to WithdrawalStatus) bool {
+	return slices.Contains(withdrawalMoves[from], to)
+}
+
+// WithdrawalMethod is how a withdrawal pays out; PIX is the only one.
+const WithdrawalMethodPIX = "PIX"
+
+// Payout is what a merchant asks for when it withdraws.
+type Payout struct {
+	Amount       Cents
+	Fee          Cents
+	PixKey       PixKey
+	ExternalCode string
+	WebhookURL   string
+	Payer        *AccountHolder // the merchant's side, as the acquirer knows it
+	Receiver     *AccountHolder // the owner of PixKey, as the PIX directory resolved it
+}
+
+// Withdrawal is a PIX payout of a merchant's balance and its lifecycle. Build it with
+// NewWithdrawal; storage adapters rebuild it with UnmarshalWithdrawalFromDatabase.
+type Withdrawal struct {
+	id              string
+	accountID       string
+	acquirer        string
+	payout          Payout
+	idempotency     Idempotency
+	createdAt       time.Time
+	status          WithdrawalStatus
+	history         []StatusEntry[WithdrawalStatus]
+	amountWithdrawn *Cents
+	processedDate   *time.Time
+	errorMessage    string
+	endToEnd        string
+	version         int64
+	events          []Event
+}
+
+// NewWithdrawal starts a withdrawal in PENDING.
+func NewWithdrawal(id, accountID, acquirer string, p Payout, idem Idempotency, now time.Time) (*Withdrawal, error) {
+	if id == "" || accountID == "" || acquirer == "" {
+		return nil, fmt.Errorf("%w: id, account and acquirer are required", ErrInvalidOrder)
+	}
+	if _, err := NewAmount(int64(p.Amount)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOrder, err)
+	}
+	if p.Fee < 0 {
+		return nil, fmt.Errorf("%w: negative fee", ErrInvalidOrder)
+	}
+	if _, err := NewPixKey(p.PixKey.Type, p.PixKey.Key); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOrder, err)
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	return &Withdrawal{
+		id: id, accountID: accountID, acquirer: acquirer, payout: p, idempotency: idem,
+		createdAt: now, status: WdPending,
+		history: []StatusEntry[WithdrawalStatus]{{Status: WdPending, Date: now}},
+	}, nil
+}
+
+// WithdrawalRecord is everything a storage adapter keeps of a withdrawal.
+type WithdrawalRecord struct {
+	ID, AccountID, Acquirer string
+	Payout                  Payout
+	Idempotency             Idempotency
+	CreatedAt               time.Time
+	Status                  WithdrawalStatus
+	History                 []StatusEntry[WithdrawalStatus]
+	AmountWithdrawn         *Cents
+	ProcessedDate           *time.Time
+	ErrorMessage            string
+	EndToEnd                string
+	Version                 int64
+}
+
+// UnmarshalWithdrawalFromDatabase rebuilds a stored withdrawal. It should be used only by
+// storage adapters, for records this program wrote itself: it does not validate.
+func UnmarshalWithdrawalFromDatabase(r WithdrawalRecord) *Withdrawal {
+	return &Withdrawal{
+		id: r.ID, accountID: r.AccountID, acquirer: r.Acquirer, payout: r.Payout,
+		idempotency: r.Idempotency, createdAt: r.CreatedAt.UTC(), status: r.Status,
+		history: r.History, amountWithdrawn: r.AmountWithdrawn, processedDate: r.ProcessedDate,
+		errorMessage: r.ErrorMessage, endToEnd: r.EndToEnd, version: r.Version,
+	}
+}
+
+// Record is the withdrawal as a storage adapter keeps it.
+func (w *Withdrawal) Record() WithdrawalRecord {
+	return WithdrawalRecord{
+		ID: w.id, AccountID: w.accountID, Acquirer: w.acquirer, Payout: w.payout,
+		Idempotency: w.idempotency, CreatedAt: w.createdAt, Status: w.status,
+		History: slices.Clone(w.history), AmountWithdrawn: w.amountWithdrawn,
+		ProcessedDate: w.processedDate, ErrorMessage: w.errorMessage, EndToEnd: w.endToEnd,
+		Version: w.version,
+	}
+}
+
+func (w *Withdrawal) ID() string                               { return w.id }
+func (w *Withdrawal) AccountID() string                        { return w.accountID }
+func (w *Withdrawal) Acquirer() string                         { return w.acquirer }
+func (w *Withdrawal) Payout() Payout                           { return w.payout }
+func (w *Withdrawal) Amount() Cents                            { return w.payout.Amount }
+func (w *Withdrawal) Fee() Cents                               { return w.payout.Fee }
+func (w *Withdrawal) Idempotency() Idempotency                 { return w.idempotency }
+func (w *Withdrawal) CreatedAt() time.Time                     { return w.createdAt }
+func (w *Withdrawal) Status() WithdrawalStatus                 { return w.status }
+func (w *Withdrawal) History() []StatusEntry[WithdrawalStatus] { return slices.Clone(w.history) }
+func (w *Withdrawal) AmountWithdrawn() *Cents                  { return w.amountWithdrawn }
+func (w *Withdrawal) ProcessedDate() *time.Time                { return w.processedDate }
+func (w *Withdrawal) ErrorMessage() string                     { return w.errorMessage }
+func (w *Withdrawal) EndToEnd() string                         { return w.endToEnd }
+func (w *Withdrawal) UpdatedAt() time.Time                     { return w.history[len(w.history)-1].Date }
+func (w *Withdrawal) Version() int64                           { return w.version }
+
+// SetVersion is for storage adapters only: they record the version they wrote.
+func (w *Withdrawal) SetVersion(v int64) { w.version = v }
+
+// Total is what the withdrawal takes out of the balance: amount plus fee.
+func (w *Withdrawal) Total() Cents { return w.payout.Amount + w.payout.Fee }
+
+// Events returns the events raised since the withdrawal was built or loaded, oldest first.
+func (w *Withdrawal) Events() []Event { return slices.Clone(w.events) }
+
+// ClearEvents forgets the raised events once they are stored.
+func (w *Withdrawal) ClearEvents() { w.events = nil }
+
+func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()) error {
+	if w.status != from || !WithdrawalCanMove(from, to) {
+		return &InvalidTransitionError{Resource: string(ResourceWithdrawal), From: string(w.status), To: string(to)}
+	}
+	apply()
+	w.status = to
+	w.history = enter(w.history, to, now)
+	if w.payout.WebhookURL != "" {
+		snap := *w
+		snap.history = slices.Clone(w.history)
+		snap.events = nil
+		w.events = append(w.events, Event{
+			ID: newEventID(), Type: EventType(ResourceWithdrawal, string(to)),
+			AccountID: w.accountID, ResourceID: w.id, Kind: ResourceWithdrawal,
+			WebhookURL: w.payout.WebhookURL, CreatedAt: w.UpdatedAt(), Withdrawal: &snap,
+		})
+	}
+	return nil
+}
+
+// StartProcessing hands the payout to the acquirer: PENDING → PROCESSING.
+func (w *Withdrawal) StartProcessing(now time.Time) error {
+	return w.move(WdPending, WdProcessing, now, func() {})
+}
+
+// Cancel withdraws the request before processing: PENDING → CANCELED.
+func (w *Withdrawal) Cancel(now time.Time) error {
+	return w.move(WdPending, WdCanceled, now, func() {})
+}
+
+// Complete records the acquirer's confirmation: PROCESSING → PROCESSED.
+func (w *Withdrawal) Complete(endToEnd string, now time.Time) error {
+	return w.move(WdProcessing, WdProcessed, now, func() {
+		amount, at := w.payout.Amount, now.UTC().Truncate(time.Millisecond)
+		w.amountWithdrawn, w.processedDate, w.endToEnd = &amount, &at, endToEnd
+	})
+}
+
+// Fail records a processing error: PROCESSING → FAILED.
+func (w *Withdrawal) Fail(message string, now time.Time) error {
+	return w.move(WdProcessing, WdFailed, now, func() { w.errorMessage = message })
+}
+
+// Reject records the gateway's refusal: PROCESSING → REJECTED.
+func (w *Withdrawal) Reject(message string, now time.Time) error {
+	return w.move(WdProcessing, WdRejected, now, func() { w.errorMessage = message })
+}
+
+// Refund records that the receiving institution returned the money: PROCESSED → REFUNDED.
+func (w *Withdrawal) Refund(now time.Time) error {
+	return w.move(WdProcessed, WdRefunded, now, func() {})
+}

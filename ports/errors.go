@@ -1,0 +1,33 @@
+package ports
+
+import "errors"
+
+// Plain outcomes of the ports, shared by every adapter. Adapters translate their driver's errors
+// into these (or into domain.ErrNotFound); no driver error crosses a port. Test them with
+// errors.Is.
+var (
+	// ErrDuplicate: a create would break a uniqueness rule (an id, a client id, an idempotency
+	// key that is already stored). Nothing was written.
+	ErrDuplicate = errors.New("duplicate")
+
+	// ErrVersionConflict: a closure-shaped update kept losing the race against concurrent
+	// writers and gave up. Nothing was written; the caller may retry the whole operation.
+	ErrVersionConflict = errors.New("version conflict")
+
+	// ErrUnavailable: the store cannot be reached or did not answer in time. The outcome of a
+	// write that returns it is unknown; it maps to 503.
+	ErrUnavailable = errors.New("store unavailable")
+
+	// ErrInvalidToken: a bearer token is missing, malformed, wrongly signed, expired, not yet
+	// valid, for another issuer or audience, or its credential was revoked. One error for every
+	// case, so that no answer tells an attacker which check failed; it maps to 401.
+	ErrInvalidToken = errors.New("invalid token")
+
+	// ErrInvalidCredentials: a client_id/client_secret pair was refused: unknown client, wrong
+	// secret, revoked credential or disabled account, all alike. It maps to 401 invalid_client.
+	ErrInvalidCredentials = errors.New("invalid client credentials")
+
+	// ErrUpstreamUnavailable: the upstream authentication provider could not be reached, timed
+	// out, failed (5xx) or answered something that is not a token response. It maps to 502.
+	ErrUpstreamUnavailable = errors.New("upstream authentication provider unavailable")
+)

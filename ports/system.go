@@ -1,0 +1,16 @@
+package ports
+
+import "time"
+
+// Clock tells the time. Now is safe for concurrent use; tests hand in a clock they move
+// themselves.
+type Clock interface {
+	Now() time.Time
+}
+
+// IDGenerator makes identifiers: random UUID v4 in lowercase (for example
+// "3f0c9a52-8d1e-4b7a-9c2f-5e6d7a8b9c0d"). NewID is safe for concurrent use and never fails: an
+// implementation that cannot read randomness panics, as crypto/rand does.
+type IDGenerator interface {
+	NewID() string
+}
