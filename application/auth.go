@@ -1,0 +1,237 @@
+package application
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// MinServerKeyBytes is the shortest key SecretHasher accepts.
+const MinServerKeyBytes = 32
+
+// SecretHasher turns client secrets into what the store keeps: HMAC-SHA256 under the server's
+// key. A keyed hash rather than a password hash because the secrets are 32 random bytes (no
+// dictionary to guard against) and the token endpoint must stay cheap; the key keeps a leaked
+// store from being checked offline. The key must be the same for every instance and survive
+// restarts, or every stored credential stops matching. Safe for concurrent use.
+type SecretHasher struct {
+	key []byte
+}
+
+// NewSecretHasher returns a hasher keyed with key (at least MinServerKeyBytes).
+func NewSecretHasher(key []byte) (*SecretHasher, error) {
+	if len(key) < MinServerKeyBytes {
+		return nil, fmt.Errorf("secret hashing key must have at least %d bytes, got %d", MinServerKeyBytes, len(key))
+	}
+	return &SecretHasher{key: slices.Clone(key)}, nil
+}
+
+// Hash is the keyed hash of secret.
+func (h *SecretHasher) Hash(secret string) []byte {
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte(secret))
+	return m.Sum(nil)
+}
+
+// Matches tells, in time independent of where they differ, whether secret hashes to hash.
+func (h *SecretHasher) Matches(secret string, hash []byte) bool {
+	return hmac.Equal(h.Hash(secret), hash)
+}
+
+// newClientSecret makes a client secret: 32 random bytes, base64url without padding (43
+// characters, safe in forms, Basic headers and shells).
+func newClientSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// TokenGrant is what the token endpoint answers.
+type TokenGrant struct {
+	AccessToken string
+	// ExpiresAt is when the token dies; its Unix time is the response's expires_in.
+	ExpiresAt time.Time
+	// Lifetime is the response's expires_in_sec.
+	Lifetime time.Duration
+	Scopes   []domain.Scope
+}
+
+// IssueToken trades a client_id and client_secret for an access token signed by pixgate.
+//
+// The credential is looked up and the presented secret's keyed hash compared with the stored
+// one; for an unknown client it is compared with a dummy hash, so that an unknown client and a
+// wrong secret do the same work and answer the same ports.ErrInvalidCredentials. A revoked
+// credential and a disabled account answer that same error, checked only after the secret
+// matched. The token carries the account's scopes and lives for the configured lifetime.
+type IssueToken struct {
+	repo      ports.AccountRepository
+	issuer    ports.TokenIssuer
+	hasher    *SecretHasher
+	ttl       time.Duration
+	dummyHash []byte
+}
+
+// NewIssueToken builds the use case; every port is required and ttl must be at least a second.
+func NewIssueToken(repo ports.AccountRepository, issuer ports.TokenIssuer, hasher *SecretHasher, ttl time.Duration) *IssueToken {
+	requirePorts("NewIssueToken", repo, issuer)
+	if hasher == nil {
+		panic("application.NewIssueToken: hasher is nil")
+	}
+	if ttl < time.Second {
+		panic(fmt.Sprintf("application.NewIssueToken: token lifetime %s is under a second", ttl))
+	}
+	return &IssueToken{repo: repo, issuer: issuer, hasher: hasher, ttl: ttl, dummyHash: hasher.Hash(newClientSecret())}
+}
+
+// Execute issues a token for the credential clientID.
+func (uc *IssueToken) Execute(ctx context.Context, clientID, clientSecret string) (TokenGrant, error) {
+	cred, err := uc.repo.GetCredential(ctx, clientID)
+	known := err == nil
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		return TokenGrant{}, fmt.Errorf("looking up credential: %w", err)
+	}
+	stored := uc.dummyHash
+	if known {
+		stored = cred.SecretHash
+	}
+	matches := uc.hasher.Matches(clientSecret, stored)
+	if !known || !matches || cred.Revoked() {
+		return TokenGrant{}, ports.ErrInvalidCredentials
+	}
+
+	account, err := activeAccount(ctx, uc.repo, cred.AccountID)
+	if err != nil {
+		return TokenGrant{}, err
+	}
+	p := domain.Principal{AccountID: account.ID(), ClientID: cred.ClientID, Scopes: account.Scopes()}
+	tok, err := uc.issuer.Issue(ctx, p, uc.ttl)
+	if err != nil {
+		return TokenGrant{}, fmt.Errorf("issuing token: %w", err)
+	}
+	return TokenGrant{AccessToken: tok.Token, ExpiresAt: tok.ExpiresAt, Lifetime: tok.ExpiresAt.Sub(tok.IssuedAt), Scopes: p.Scopes}, nil
+}
+
+// activeAccount loads the account of a credential whose secret was proved; a missing or
+// disabled account refuses the credentials like a wrong secret would.
+func activeAccount(ctx context.Context, repo ports.AccountRepository, id string) (*domain.Account, error) {
+	account, err := repo.GetAccount(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, ports.ErrInvalidCredentials
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up account: %w", err)
+	}
+	if !account.Active() {
+		return nil, ports.ErrInvalidCredentials
+	}
+	return account, nil
+}
+
+// IssueUpstreamToken trades a client_id and client_secret for an access token at the upstream
+// OpenID Connect provider, which judges the secret. The client must also be a pixgate
+// credential, not revoked, of an active account (that is how a token finds its account);
+// otherwise ports.ErrInvalidCredentials, as for credentials the upstream refused. An upstream
+// that cannot answer gives ports.ErrUpstreamUnavailable. The granted scopes are the upstream's
+// that the account holds.
+type IssueUpstreamToken struct {
+	repo      ports.AccountRepository
+	exchanger ports.CredentialExchanger
+}
+
+// NewIssueUpstreamToken builds the use case; every port is required.
+func NewIssueUpstreamToken(repo ports.AccountRepository, exchanger ports.CredentialExchanger) *IssueUpstreamToken {
+	requirePorts("NewIssueUpstreamToken", repo, exchanger)
+	return &IssueUpstreamToken{repo: repo, exchanger: exchanger}
+}
+
+// Execute obtains an upstream token for clientID.
+func (uc *IssueUpstreamToken) Execute(ctx context.Context, clientID, clientSecret string) (TokenGrant, error) {
+	tok, err := uc.exchanger.Exchange(ctx, clientID, clientSecret)
+	if err != nil {
+		return TokenGrant{}, err
+	}
+	cred, err := uc.repo.GetCredential(ctx, clientID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return TokenGrant{}, ports.ErrInvalidCredentials
+	}
+	if err != nil {
+		return TokenGrant{}, fmt.Errorf("looking up credential: %w", err)
+	}
+	if cred.Revoked() {
+		return TokenGrant{}, ports.ErrInvalidCredentials
+	}
+	account, err := activeAccount(ctx, uc.repo, cred.AccountID)
+	if err != nil {
+		return TokenGrant{}, err
+	}
+	return TokenGrant{AccessToken: tok.AccessToken, ExpiresAt: tok.ExpiresAt, Lifetime: tok.Lifetime, Scopes: grantedScopes(tok.Scopes, account)}, nil
+}
+
+// grantedScopes keeps the token's scopes that the account holds, in canonical order.
+func grantedScopes(token []domain.Scope, account *domain.Account) []domain.Scope {
+	out := []domain.Scope{}
+	for _, s := range domain.AllScopes() {
+		if slices.Contains(token, s) && account.HasScope(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Authenticate turns a bearer token into the caller's domain.Principal. The token is verified
+// (any failure: ports.ErrInvalidToken), then its credential must still exist, belong to the
+// token's account and not be revoked (otherwise ports.ErrInvalidToken too: a revoked
+// credential's tokens stop working at once), and the account must be active (otherwise
+// domain.ErrAccountDisabled, a 403). The principal's scopes are the token's that the account
+// still holds.
+type Authenticate struct {
+	verifier ports.TokenVerifier
+	repo     ports.AccountRepository
+}
+
+// NewAuthenticate builds the use case; every port is required.
+func NewAuthenticate(verifier ports.TokenVerifier, repo ports.AccountRepository) *Authenticate {
+	requirePorts("NewAuthenticate", verifier, repo)
+	return &Authenticate{verifier: verifier, repo: repo}
+}
+
+// Execute authenticates the raw token (without its "Bearer " prefix).
+func (uc *Authenticate) Execute(ctx context.Context, rawToken string) (domain.Principal, error) {
+	claims, err := uc.verifier.Verify(ctx, rawToken)
+	if err != nil {
+		return domain.Principal{}, err
+	}
+	cred, err := uc.repo.GetCredential(ctx, claims.ClientID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.Principal{}, fmt.Errorf("%w: credential unknown", ports.ErrInvalidToken)
+	}
+	if err != nil {
+		return domain.Principal{}, fmt.Errorf("looking up credential: %w", err)
+	}
+	if cred.Revoked() {
+		return domain.Principal{}, fmt.Errorf("%w: credential revoked", ports.ErrInvalidToken)
+	}
+	if claims.AccountID != "" && claims.AccountID != cred.AccountID {
+		return domain.Principal{}, fmt.Errorf("%w: credential of another account", ports.ErrInvalidToken)
+	}
+	account, err := uc.repo.GetAccount(ctx, cred.AccountID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.Principal{}, fmt.Errorf("%w: account unknown", ports.ErrInvalidToken)
+	}
+	if err != nil {
+		return domain.Principal{}, fmt.Errorf("looking up account: %w", err)
+	}
+	if !account.Active() {
+		return domain.Principal{}, domain.ErrAccountDisabled
+	}
+	return domain.Principal{AccountID: account.ID(), ClientID: cred.ClientID, Scopes: grantedScopes(claims.Scopes, account)}, nil
+}
