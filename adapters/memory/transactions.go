@@ -1,0 +1,273 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+var _ ports.TransactionRepository = (*Transactions)(nil)
+
+// Transactions is the ports.TransactionRepository of a Store; get it with Store.Transactions.
+type Transactions struct{ store *Store }
+
+// Create implements ports.TransactionRepository. It records version 1 on t and clears the
+// events it stored.
+func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t == nil {
+		return errors.New("memory: nil transaction")
+	}
+	rec, events := t.Record(), t.Events()
+	s := r.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.txByID[rec.ID]; ok {
+		return fmt.Errorf("transaction %s: %w", rec.ID, ports.ErrDuplicate)
+	}
+	if key := rec.Idempotency.Key; key != "" {
+		if l := s.ledgerOf(rec.AccountID, false); l != nil && l.txByKey[key] != nil {
+			return fmt.Errorf("transaction idempotency key: %w", ports.ErrDuplicate)
+		}
+	}
+	if err := s.events.admit(events); err != nil {
+		return err
+	}
+
+	rec.Version = 1
+	stored := new(domain.TransactionRecord)
+	*stored = ownTransaction(rec, nil)
+	s.txByID[stored.ID] = stored
+	indexStatus(s.txByStatus, stored.ID, "", stored.Status, stored)
+	l := s.ledgerOf(stored.AccountID, true)
+	l.insert(stored)
+	if key := stored.Idempotency.Key; key != "" {
+		if l.txByKey == nil {
+			l.txByKey = make(map[string]*domain.TransactionRecord)
+		}
+		l.txByKey[key] = stored
+	}
+	l.countTransaction(stored, 1)
+	s.events.add(events, stored)
+
+	t.SetVersion(1)
+	t.ClearEvents()
+	return nil
+}
+
+// Get implements ports.TransactionRepository.
+func (r *Transactions) Get(ctx context.Context, accountID, id string) (*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec := s.txByID[id]
+	if rec == nil || rec.AccountID != accountID {
+		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+	}
+	return transactionOut(rec), nil
+}
+
+// GetByIdempotencyKey implements ports.TransactionRepository.
+func (r *Transactions) GetByIdempotencyKey(ctx context.Context, accountID, key string) (*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var rec *domain.TransactionRecord
+	if l := s.ledgerOf(accountID, false); l != nil && key != "" {
+		rec = l.txByKey[key]
+	}
+	if rec == nil {
+		return nil, fmt.Errorf("transaction with idempotency key: %w", domain.ErrNotFound)
+	}
+	return transactionOut(rec), nil
+}
+
+// Find implements ports.TransactionRepository.
+func (r *Transactions) Find(ctx context.Context, id string) (*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec := s.txByID[id]
+	if rec == nil {
+		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+	}
+	return transactionOut(rec), nil
+}
+
+// List implements ports.TransactionRepository. It scans the account's transactions from the
+// newest, within the dates of f, copying those of the page and counting the rest; a filter on
+// the id reads one transaction.
+func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.TransactionPage{}, err
+	}
+	if p.Number < 1 || p.Size < 1 {
+		return ports.TransactionPage{}, fmt.Errorf("memory: page %d of size %d", p.Number, p.Size)
+	}
+	skip := math.MaxInt
+	if p.Number-1 <= math.MaxInt/p.Size {
+		skip = (p.Number - 1) * p.Size
+	}
+	page := ports.TransactionPage{Items: make([]*domain.Transaction, 0, min(p.Size, 100))}
+
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rows := s.rowsOf(&f)
+	for i := len(rows) - 1; i >= 0; i-- {
+		if !matches(&f, rows[i]) {
+			continue
+		}
+		if page.Total >= skip && len(page.Items) < p.Size {
+			page.Items = append(page.Items, transactionOut(rows[i]))
+		}
+		page.Total++
+	}
+	return page, nil
+}
+
+// rowsOf returns the part of the account's sorted transactions that f's id and dates allow.
+func (s *Store) rowsOf(f *ports.TransactionFilter) []*domain.TransactionRecord {
+	if f.ID != "" {
+		rec := s.txByID[f.ID]
+		if rec == nil || rec.AccountID != f.AccountID {
+			return nil
+		}
+		return []*domain.TransactionRecord{rec}
+	}
+	l := s.ledgerOf(f.AccountID, false)
+	if l == nil {
+		return nil
+	}
+	rows := l.txs
+	if f.EndDate != nil {
+		end := *f.EndDate
+		rows = rows[:sort.Search(len(rows), func(i int) bool { return rows[i].CreatedAt.After(end) })]
+	}
+	if f.StartDate != nil {
+		start := *f.StartDate
+		rows = rows[sort.Search(len(rows), func(i int) bool { return !rows[i].CreatedAt.Before(start) }):]
+	}
+	return rows
+}
+
+// Update implements ports.TransactionRepository. fn runs under the store's lock, on a copy
+// that replaces the stored transaction only when fn succeeds; it must not call the store. The
+// lock serialises writers, so the version read is always the version replaced: no conflict
+// can happen and fn runs once.
+func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stored := s.txByID[id]
+	if stored == nil || stored.AccountID != accountID {
+		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+	}
+	working := transactionOut(stored)
+	if err := fn(working); err != nil {
+		return nil, err
+	}
+	rec, events := working.Record(), working.Events()
+	if rec.ID != stored.ID || rec.AccountID != stored.AccountID || !rec.CreatedAt.Equal(stored.CreatedAt) ||
+		rec.Idempotency != stored.Idempotency {
+		return nil, fmt.Errorf("memory: the update of transaction %s changed its identity", id)
+	}
+	if err := s.events.admit(events); err != nil {
+		return nil, err
+	}
+
+	rec.Version = stored.Version + 1
+	l := s.ledgerOf(accountID, false)
+	l.countTransaction(stored, -1)
+	indexStatus(s.txByStatus, id, stored.Status, rec.Status, stored)
+	// The record is replaced in place: every index points at it, and createdAt and id, which
+	// place it in the sorted list, never change.
+	*stored = ownTransaction(rec, stored)
+	l.countTransaction(stored, 1)
+	s.events.add(events, stored)
+	return transactionOut(stored), nil
+}
+
+// ListExpired implements ports.TransactionRepository, soonest expired first.
+func (r *Transactions) ListExpired(ctx context.Context, now time.Time, limit int) ([]*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var found []*domain.TransactionRecord
+	for _, rec := range s.txByStatus[domain.TxPixQRCodeGenerated] {
+		if rec.Pix != nil && !now.Before(rec.Pix.ExpiresAt) {
+			found = append(found, rec)
+		}
+	}
+	slices.SortFunc(found, func(a, b *domain.TransactionRecord) int {
+		if c := a.Pix.ExpiresAt.Compare(b.Pix.ExpiresAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return transactionsOut(found, limit), nil
+}
+
+// ListByStatus implements ports.TransactionRepository.
+func (r *Transactions) ListByStatus(ctx context.Context, status domain.TransactionStatus, until time.Time, limit int) ([]*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var found []*domain.TransactionRecord
+	for _, rec := range s.txByStatus[status] {
+		if !lastDate(rec.History).After(until) {
+			found = append(found, rec)
+		}
+	}
+	slices.SortFunc(found, func(a, b *domain.TransactionRecord) int {
+		if c := lastDate(a.History).Compare(lastDate(b.History)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return transactionsOut(found, limit), nil
+}
+
+func transactionsOut(recs []*domain.TransactionRecord, limit int) []*domain.Transaction {
+	out := make([]*domain.Transaction, 0, max(0, min(limit, len(recs))))
+	for _, rec := range recs[:cap(out)] {
+		out = append(out, transactionOut(rec))
+	}
+	return out
+}
+
+// lastDate is when the last status of a history was entered: the aggregate's UpdatedAt.
+func lastDate[S ~string](h []domain.StatusEntry[S]) time.Time {
+	if len(h) == 0 {
+		return time.Time{}
+	}
+	return h[len(h)-1].Date
+}
