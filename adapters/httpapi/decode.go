@@ -1,0 +1,192 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// errMalformedJSON: the body is not JSON, or its top level is not an object.
+var errMalformedJSON = errors.New("malformed JSON")
+
+// rawObject holds a JSON object kept as JSON (metadata): compact, keys sorted.
+type rawObject []byte
+
+// decodeJSON reads a JSON object from the request body into dst, a pointer to a struct whose
+// fields are pointers (nil means absent or null), slices of structs or rawObject, named by
+// their json tags. It reports every field of the wrong JSON type (invalid_type) and every
+// unknown field (unknown_field) together, rather than stopping at the first, and returns the
+// body's generic form (for fingerprints). Body-level failures come back as errors:
+// errMalformedJSON, or *http.MaxBytesError for a body over the limit.
+func decodeJSON(r *http.Request, dst any) (map[string]any, []FieldError, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, nil, err
+		}
+		return nil, nil, errMalformedJSON
+	}
+	return decodeJSONBytes(body, dst)
+}
+
+func decodeJSONBytes(body []byte, dst any) (map[string]any, []FieldError, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil, errMalformedJSON
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, errMalformedJSON // trailing data after the object
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, errMalformedJSON
+	}
+	var fields []FieldError
+	fillStruct("", obj, reflect.ValueOf(dst).Elem(), &fields)
+	return obj, fields, nil
+}
+
+func joinPath(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func invalidType(path, want string) FieldError {
+	return FieldError{Field: path, Code: "invalid_type", Message: "must be " + want}
+}
+
+var rawObjectType = reflect.TypeOf(rawObject(nil))
+
+func fillStruct(prefix string, src map[string]any, dst reflect.Value, errs *[]FieldError) {
+	t := dst.Type()
+	known := make(map[string]int, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			known[name] = i
+		}
+	}
+	for key, val := range src {
+		i, ok := known[key]
+		if !ok {
+			*errs = append(*errs, FieldError{Field: joinPath(prefix, key), Code: "unknown_field", Message: "is not a field of this request"})
+			continue
+		}
+		if val == nil {
+			continue // null is absent
+		}
+		fillValue(joinPath(prefix, key), val, dst.Field(i), errs)
+	}
+}
+
+func fillValue(path string, val any, dst reflect.Value, errs *[]FieldError) {
+	if dst.Type() == rawObjectType {
+		obj, ok := val.(map[string]any)
+		if !ok {
+			*errs = append(*errs, invalidType(path, "an object"))
+			return
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			*errs = append(*errs, invalidType(path, "an object"))
+			return
+		}
+		dst.SetBytes(b)
+		return
+	}
+	switch dst.Kind() {
+	case reflect.Pointer:
+		elem := reflect.New(dst.Type().Elem())
+		if fillScalar(path, val, elem.Elem(), errs) {
+			dst.Set(elem)
+		}
+	case reflect.Slice:
+		arr, ok := val.([]any)
+		if !ok {
+			*errs = append(*errs, invalidType(path, "an array"))
+			return
+		}
+		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
+		for i, el := range arr {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if el == nil {
+				*errs = append(*errs, invalidType(p, "an object"))
+				continue
+			}
+			fillScalar(p, el, out.Index(i), errs)
+		}
+		dst.Set(out)
+	default:
+		fillScalar(path, val, dst, errs)
+	}
+}
+
+// fillScalar sets dst (a string, int64, bool, string slice element or struct) from val and
+// tells whether it matched the JSON type.
+func fillScalar(path string, val any, dst reflect.Value, errs *[]FieldError) bool {
+	switch dst.Kind() {
+	case reflect.String:
+		s, ok := val.(string)
+		if !ok {
+			*errs = append(*errs, invalidType(path, "a string"))
+			return false
+		}
+		dst.SetString(s)
+	case reflect.Bool:
+		b, ok := val.(bool)
+		if !ok {
+			*errs = append(*errs, invalidType(path, "a boolean"))
+			return false
+		}
+		dst.SetBool(b)
+	case reflect.Int64, reflect.Int:
+		n, ok := val.(json.Number)
+		if !ok || !isIntegerLiteral(string(n)) {
+			*errs = append(*errs, invalidType(path, "an integer"))
+			return false
+		}
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			*errs = append(*errs, FieldError{Field: path, Code: "out_of_range", Message: "is far too large"})
+			return false
+		}
+		dst.SetInt(i)
+	case reflect.Struct:
+		obj, ok := val.(map[string]any)
+		if !ok {
+			*errs = append(*errs, invalidType(path, "an object"))
+			return false
+		}
+		// Set even when inner fields were wrong, so that the rest of the object is validated.
+		fillStruct(path, obj, dst, errs)
+	default:
+		panic("httpapi: unsupported request field kind " + dst.Kind().String())
+	}
+	return true
+}
+
+// isIntegerLiteral accepts JSON integers only: no fraction, no exponent ("100.0" and "1e3"
+// are refused, as the contract says).
+func isIntegerLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

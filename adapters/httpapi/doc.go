@@ -1,0 +1,10 @@
+// Package httpapi is pixgate's REST adapter: gorilla/mux routes for the interface document's
+// endpoints and the contract's extensions, strict JSON decoding, request validation with
+// ozzo-validation, RFC 9457 problem answers, the response shapes (masking included) and the
+// middleware every request passes (request id, body limit, panic recovery, logging,
+// authentication and scopes).
+//
+// Handlers are thin: decode, validate, call the use case, map the error through the one error
+// table (errors.go), encode. The package knows the application's use cases and the domain; it
+// must not know which store, emitter or token signer stands behind them.
+package httpapi

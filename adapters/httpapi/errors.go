@@ -1,0 +1,59 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// errorTable is the one place that decides which status and problem code an error of the
+// application answers with. Errors are matched with errors.Is, so wrapping never turns a
+// merchant's mistake into a 500.
+var errorTable = []struct {
+	err    error
+	status int
+	code   string
+	detail string
+}{
+	{domain.ErrNotFound, http.StatusNotFound, "not_found", "no such resource"},
+	{domain.ErrInvalidTransition, http.StatusConflict, "invalid_transition", ""},
+	{domain.ErrInsufficientBalance, http.StatusUnprocessableEntity, "insufficient_balance", "the amount and fee exceed the available balance"},
+	{domain.ErrAccountDisabled, http.StatusForbidden, "forbidden", "the client account is disabled"},
+	{application.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "the idempotency key was used with a different request"},
+	{ports.ErrInvalidToken, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"},
+	{ports.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the service is temporarily unavailable; retry later"},
+}
+
+// writeError answers err as a problem. Errors outside the table are internal: the answer says
+// nothing about them, the log line with the same request id says everything.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	for _, e := range errorTable {
+		if errors.Is(err, e.err) {
+			detail := e.detail
+			if detail == "" {
+				detail = err.Error()
+			}
+			if e.status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			}
+			if e.status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "1")
+			}
+			writeProblem(w, r, e.status, e.code, detail, nil)
+			return
+		}
+	}
+	if ee, ok := errors.AsType[*application.EmissionError](err); ok {
+		s.log.ErrorContext(r.Context(), "PIX emission failed", slog.String("requestId", requestIDFrom(r.Context())),
+			slog.String("transactionId", ee.TransactionID), slog.String("error", ee.Err.Error()))
+		writeProblem(w, r, http.StatusInternalServerError, "internal_error",
+			"the PIX charge could not be emitted; transaction "+ee.TransactionID+" was kept FAILED", nil)
+		return
+	}
+	s.log.ErrorContext(r.Context(), "request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
+	writeProblem(w, r, http.StatusInternalServerError, "internal_error", "an internal error occurred; quote the request id to support", nil)
+}

@@ -1,0 +1,223 @@
+package httpapi
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	validation "github.com/go-ozzo/ozzo-validation/v4"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// Paging of GET /transaction (contract section 8).
+const (
+	defaultPerPage = 20
+	maxPerPage     = 100
+)
+
+// listQuery holds the query parameters of GET /transaction as sent, before validation.
+type listQuery struct {
+	Page             *string  `json:"page"`
+	PerPage          *string  `json:"perPage"`
+	StartDate        *string  `json:"startDate"`
+	EndDate          *string  `json:"endDate"`
+	Status           []string `json:"status"`
+	CustomerEmail    *string  `json:"customerEmail"`
+	CustomerName     *string  `json:"customerName"`
+	CustomerDocument *string  `json:"customerDocument"`
+	CustomerPhone    *string  `json:"customerPhone"`
+	ID               *string  `json:"id"`
+	EndToEnd         *string  `json:"endToEnd"`
+	EndToEndRefund   *string  `json:"endToEndRefund"`
+	ExternalCode     *string  `json:"externalCode"`
+	PaymentMethod    []string `json:"paymentMethod"`
+	MinAmount        *string  `json:"minAmount"`
+	MaxAmount        *string  `json:"maxAmount"`
+}
+
+// repeatable names the parameters sent as repeated values; every other one at most once.
+var repeatable = map[string]bool{"status": true, "paymentMethod": true}
+
+func parseIntParam(s string) (int64, bool) {
+	if !isIntegerLiteral(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+func intParam(min, max int64) validation.Rule {
+	return validation.By(func(v any) error {
+		s, ok := deref[string](v)
+		if !ok {
+			return nil
+		}
+		n, ok := parseIntParam(s)
+		if !ok {
+			return validation.NewError("invalid_type", "must be an integer")
+		}
+		if n < min || n > max {
+			return fieldErr("out_of_range", "must be between %d and %d", min, max)
+		}
+		return nil
+	})
+}
+
+func parseDateTime(s string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+var dateTimeRule = parsed(func(s string) error {
+	if _, ok := parseDateTime(s); !ok {
+		return validation.NewError("", "")
+	}
+	return nil
+}, "invalid_format", "must be an RFC 3339 date-time with a time and an offset")
+
+func enumList(values ...string) validation.Rule {
+	return validation.By(func(v any) error {
+		list, _ := v.([]string)
+		seen := map[string]bool{}
+		for _, s := range list {
+			ok := false
+			for _, x := range values {
+				ok = ok || s == x
+			}
+			if !ok {
+				return fieldErr("invalid_enum", "each value must be one of %s", strings.Join(values, ", "))
+			}
+			if seen[s] {
+				return fieldErr("duplicate_value", "%s is given more than once", s)
+			}
+			seen[s] = true
+		}
+		return nil
+	})
+}
+
+var searchNameRule = validation.By(func(v any) error {
+	s, ok := deref[string](v)
+	if !ok {
+		return nil
+	}
+	if err := length(1, 150).Validate(v); err != nil {
+		return err
+	}
+	if !isInternationalName(s) {
+		return validation.NewError("invalid_format", "may contain letters, digits, spaces and . ' - only")
+	}
+	return nil
+})
+
+func transactionStatusNames() []string {
+	var out []string
+	for _, s := range domain.TransactionStatuses() {
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// parseListQuery reads and validates the query string of GET /transaction; every broken rule
+// is reported, unknown parameters included.
+func parseListQuery(q url.Values) (ports.TransactionFilter, ports.Page, []FieldError) {
+	var lq listQuery
+	var errs []FieldError
+	fields := map[string]*(*string){
+		"page": &lq.Page, "perPage": &lq.PerPage, "startDate": &lq.StartDate, "endDate": &lq.EndDate,
+		"customerEmail": &lq.CustomerEmail, "customerName": &lq.CustomerName,
+		"customerDocument": &lq.CustomerDocument, "customerPhone": &lq.CustomerPhone, "id": &lq.ID,
+		"endToEnd": &lq.EndToEnd, "endToEndRefund": &lq.EndToEndRefund, "externalCode": &lq.ExternalCode,
+		"minAmount": &lq.MinAmount, "maxAmount": &lq.MaxAmount,
+	}
+	for name, values := range q {
+		switch {
+		case name == "status":
+			lq.Status = values
+		case name == "paymentMethod":
+			lq.PaymentMethod = values
+		case fields[name] != nil:
+			if len(values) > 1 {
+				errs = append(errs, FieldError{Field: name, Code: "duplicate_value", Message: "must be given at most once"})
+				continue
+			}
+			v := values[0]
+			*fields[name] = &v
+		default:
+			errs = append(errs, FieldError{Field: name, Code: "unknown_field", Message: "is not a parameter of this list"})
+		}
+	}
+	err := validation.ValidateStruct(&lq,
+		validation.Field(&lq.Page, intParam(1, 1<<31-1)),
+		validation.Field(&lq.PerPage, intParam(1, maxPerPage)),
+		validation.Field(&lq.StartDate, dateTimeRule),
+		validation.Field(&lq.EndDate, dateTimeRule),
+		validation.Field(&lq.Status, enumList(transactionStatusNames()...)),
+		validation.Field(&lq.CustomerEmail, emailRule),
+		validation.Field(&lq.CustomerName, searchNameRule),
+		validation.Field(&lq.CustomerDocument, documentRule),
+		validation.Field(&lq.CustomerPhone, length(1, 32)),
+		validation.Field(&lq.ID, uuidV4Rule),
+		validation.Field(&lq.EndToEnd, length(8, 255)),
+		validation.Field(&lq.EndToEndRefund, length(8, 255)),
+		validation.Field(&lq.ExternalCode, length(8, 255)),
+		validation.Field(&lq.PaymentMethod, enumList(string(domain.PaymentPIX))),
+		validation.Field(&lq.MinAmount, intParam(int64(domain.MinAmount), int64(domain.MaxAmount))),
+		validation.Field(&lq.MaxAmount, intParam(int64(domain.MinAmount), int64(domain.MaxAmount))),
+	)
+	errs = append(errs, fieldErrors("", err)...)
+
+	f := ports.TransactionFilter{
+		CustomerName: str(lq.CustomerName), ID: strings.ToLower(str(lq.ID)), EndToEnd: str(lq.EndToEnd),
+		EndToEndRefund: str(lq.EndToEndRefund), ExternalCode: str(lq.ExternalCode),
+	}
+	page := ports.Page{Number: 1, Size: defaultPerPage}
+	if n, ok := parseIntParam(str(lq.Page)); ok && n >= 1 {
+		page.Number = int(n)
+	}
+	if n, ok := parseIntParam(str(lq.PerPage)); ok && n >= 1 && n <= maxPerPage {
+		page.Size = int(n)
+	}
+	if t, ok := parseDateTime(str(lq.StartDate)); ok {
+		f.StartDate = &t
+	}
+	if t, ok := parseDateTime(str(lq.EndDate)); ok {
+		f.EndDate = &t
+	}
+	if f.StartDate != nil && f.EndDate != nil && f.StartDate.After(*f.EndDate) {
+		errs = append(errs, FieldError{Field: "startDate", Code: "out_of_range", Message: "must not be after endDate"})
+	}
+	for _, s := range lq.Status {
+		f.Statuses = append(f.Statuses, domain.TransactionStatus(s))
+	}
+	for _, m := range lq.PaymentMethod {
+		f.PaymentMethods = append(f.PaymentMethods, domain.PaymentMethod(m))
+	}
+	if lq.CustomerEmail != nil {
+		f.CustomerEmail = strings.ToLower(*lq.CustomerEmail)
+	}
+	if d, err := domain.ParseDocument(str(lq.CustomerDocument)); err == nil && lq.CustomerDocument != nil {
+		f.CustomerDocument = d.Value()
+	}
+	if lq.CustomerPhone != nil {
+		f.CustomerPhone = domain.PhoneDigits(*lq.CustomerPhone)
+		if f.CustomerPhone == "" {
+			f.CustomerPhone = "-" // no digits: matches nothing, rather than everything
+		}
+	}
+	if n, ok := parseIntParam(str(lq.MinAmount)); ok {
+		c := domain.Cents(n)
+		f.MinAmount = &c
+	}
+	if n, ok := parseIntParam(str(lq.MaxAmount)); ok {
+		c := domain.Cents(n)
+		f.MaxAmount = &c
+	}
+	if f.MinAmount != nil && f.MaxAmount != nil && *f.MinAmount > *f.MaxAmount {
+		errs = append(errs, FieldError{Field: "minAmount", Code: "out_of_range", Message: "must not be above maxAmount"})
+	}
+	return f, page, errs
+}

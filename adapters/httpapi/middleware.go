@@ -1,0 +1,190 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/pixgate/pixgate/domain"
+)
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	principalKey
+	routeKey
+)
+
+// routeHolder carries the matched route's name from the router (which knows it) back out to
+// observe (which logs it): mux records the match only on the request it hands inwards.
+type routeHolder struct{ name string }
+
+// nameRoute is a mux middleware: it runs after matching and records the route's name.
+func nameRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := r.Context().Value(routeKey).(*routeHolder); ok {
+			h.name = routeName(r)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func principalFrom(ctx context.Context) domain.Principal {
+	p, _ := ctx.Value(principalKey).(domain.Principal)
+	return p
+}
+
+// validRequestID accepts a client's X-Request-Id of 1 to 128 printable ASCII characters.
+func validRequestID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// statusRecorder remembers the status a handler answered, for the access log and metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// routeName is the name of the matched route (its template when unnamed): the label of logs
+// and metrics, so that ids in paths never multiply label values or reach a log.
+func routeName(r *http.Request) string {
+	route := mux.CurrentRoute(r)
+	if route == nil {
+		return "unmatched"
+	}
+	if n := route.GetName(); n != "" {
+		return n
+	}
+	tpl, _ := route.GetPathTemplate()
+	return tpl
+}
+
+// observe is the outermost middleware: request id, body limit, panic recovery, access log
+// and the request observer (metrics). It logs the route, never the path or the query string,
+// which may hold documents or e-mail addresses.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		holder := &routeHolder{name: "unmatched"}
+		ctx := context.WithValue(context.WithValue(r.Context(), requestIDKey, id), routeKey, holder)
+		r = r.WithContext(ctx)
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			route := holder.name
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.ErrorContext(ctx, "panic serving request", slog.String("requestId", id),
+					slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+				if rec.status == 0 {
+					writeProblem(rec, r, http.StatusInternalServerError, "internal_error", "an internal error occurred; quote the request id to support", nil)
+				}
+			}
+			elapsed := time.Since(start)
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("requestId", id), slog.String("method", r.Method), slog.String("route", route),
+				slog.Int("status", rec.status), slog.Float64("durationMs", float64(elapsed.Microseconds())/1000))
+			if s.deps.Observer != nil {
+				s.deps.Observer.ObserveRequest(route, r.Method, rec.status, elapsed)
+			}
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// bearerToken extracts the token of an "Authorization: Bearer <token>" header. The scheme is
+// case-insensitive (RFC 9110); exactly one token must follow it.
+func bearerToken(r *http.Request) (token string, present bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	rest = strings.Trim(rest, " ")
+	if rest == "" || strings.ContainsAny(rest, " \t") {
+		return "", true
+	}
+	return rest, true
+}
+
+// authed wraps a handler that needs a bearer token with scope (none: any valid token of the
+// account). The principal reaches the handler through the request context.
+func (s *Server) authed(scope domain.Scope, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, present := bearerToken(r)
+		if token == "" {
+			if present {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			} else {
+				w.Header().Set("WWW-Authenticate", `Bearer`)
+			}
+			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required", nil)
+			return
+		}
+		p, err := s.deps.Authenticator.Execute(r.Context(), token)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if scope != "" && !p.HasScope(scope) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+string(scope)+`"`)
+			writeProblem(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks the scope "+string(scope), nil)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+	})
+}

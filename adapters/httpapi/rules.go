@@ -1,0 +1,278 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	validation "github.com/go-ozzo/ozzo-validation/v4"
+
+	"github.com/pixgate/pixgate/domain"
+)
+
+// The ozzo-validation rules of the contract. Each works on the pointer fields of a request
+// (nil means absent and passes: presence is the job of required) and fails with a
+// validation.Error whose code is the contract's field-level code.
+
+func fieldErr(code, format string, args ...any) validation.Error {
+	return validation.NewError(code, fmt.Sprintf(format, args...))
+}
+
+// required fails when the field was absent or null.
+var required = validation.NotNil.ErrorObject(validation.NewError("required", "is required"))
+
+func deref[T any](v any) (T, bool) {
+	p, ok := v.(*T)
+	if !ok || p == nil {
+		var zero T
+		return zero, false
+	}
+	return *p, true
+}
+
+// length counts characters (runes), not bytes.
+func length(min, max int) validation.Rule {
+	return validation.By(func(v any) error {
+		s, ok := deref[string](v)
+		if !ok {
+			return nil
+		}
+		n := utf8.RuneCountInString(s)
+		if n < min {
+			return fieldErr("too_short", "must have at least %d characters", min)
+		}
+		if n > max {
+			return fieldErr("too_long", "must have at most %d characters", max)
+		}
+		return nil
+	})
+}
+
+func intRange(min, max int64) validation.Rule {
+	return validation.By(func(v any) error {
+		n, ok := deref[int64](v)
+		if ok && (n < min || n > max) {
+			return fieldErr("out_of_range", "must be between %d and %d", min, max)
+		}
+		return nil
+	})
+}
+
+var cents = intRange(int64(domain.MinAmount), int64(domain.MaxAmount))
+
+func oneOf(values ...string) validation.Rule {
+	return validation.By(func(v any) error {
+		s, ok := deref[string](v)
+		if !ok {
+			return nil
+		}
+		for _, x := range values {
+			if s == x {
+				return nil
+			}
+		}
+		return fieldErr("invalid_enum", "must be one of %s", strings.Join(values, ", "))
+	})
+}
+
+// parsed applies a domain parser; its error becomes code with message.
+func parsed(parse func(string) error, code, message string) validation.Rule {
+	return validation.By(func(v any) error {
+		s, ok := deref[string](v)
+		if ok && parse(s) != nil {
+			return validation.NewError(code, message)
+		}
+		return nil
+	})
+}
+
+var (
+	documentRule = parsed(func(s string) error { _, err := domain.ParseDocument(s); return err },
+		"invalid_document", "must be a valid CPF or CNPJ")
+	emailRule = parsed(func(s string) error { _, err := domain.ParseEmail(s); return err },
+		"invalid_format", "must be a valid e-mail address")
+	landlineRule = parsed(func(s string) error { _, err := domain.ParseLandline(s); return err },
+		"invalid_format", "must be a Brazilian landline: area code and 8 digits starting 2 to 5")
+	mobileRule = parsed(func(s string) error { _, err := domain.ParseMobile(s); return err },
+		"invalid_format", "must be a Brazilian mobile number: area code and 9 digits starting with 9")
+	zipRule = parsed(func(s string) error { _, err := domain.ParseZipCode(s); return err },
+		"invalid_format", "must be a CEP: NNNNN-NNN or NNNNNNNN")
+	ipRule = parsed(func(s string) error {
+		if net.ParseIP(s) == nil {
+			return errors.New("bad ip")
+		}
+		return nil
+	}, "invalid_format", "must be an IPv4 or IPv6 address")
+	uuidV4Rule = parsed(func(s string) error {
+		if !domain.IsUUIDv4(s) {
+			return errors.New("bad uuid")
+		}
+		return nil
+	}, "invalid_format", "must be a UUID v4")
+	digitsRule = parsed(func(s string) error {
+		for _, r := range s {
+			if r < '0' || r > '9' {
+				return errors.New("not digits")
+			}
+		}
+		return nil
+	}, "invalid_format", "must contain digits only")
+)
+
+// personNameRule: 2 to 150 letters of any script with their combining marks, digits, spaces
+// and . ' - ("international alphanumeric").
+var personNameRule = validation.By(func(v any) error {
+	s, ok := deref[string](v)
+	if !ok {
+		return nil
+	}
+	if err := length(2, 150).Validate(v); err != nil {
+		return err
+	}
+	if !isInternationalName(s) {
+		return validation.NewError("invalid_format", "may contain letters, digits, spaces and . ' - only")
+	}
+	return nil
+})
+
+func isInternationalName(s string) bool {
+	if strings.TrimSpace(s) == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r), unicode.Is(unicode.Mn, r), unicode.Is(unicode.Mc, r), unicode.IsDigit(r):
+		case r == ' ', r == '.', r == '\'', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// webhookURLRule: an absolute https URL of at most 2048 characters, no fragment, no user info,
+// a DNS host with a dot and an alphabetic top-level domain; a query string is allowed.
+var webhookURLRule = validation.By(func(v any) error {
+	s, ok := deref[string](v)
+	if !ok {
+		return nil
+	}
+	if len(s) > 2048 {
+		return validation.NewError("too_long", "must have at most 2048 characters")
+	}
+	if err := checkWebhookURL(s); err != nil {
+		return validation.NewError("invalid_format", err.Error())
+	}
+	return nil
+})
+
+func checkWebhookURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || !u.IsAbs() || u.Opaque != "":
+		return errors.New("must be an absolute https URL")
+	case u.Scheme != "https":
+		return errors.New("must use https")
+	case u.Fragment != "" || strings.Contains(s, "#"):
+		return errors.New("must not have a fragment")
+	case u.User != nil:
+		return errors.New("must not carry user information")
+	}
+	host := u.Hostname()
+	if net.ParseIP(host) != nil || strings.HasPrefix(host, "[") {
+		return errors.New("host must be a DNS name, not an IP address")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return errors.New("port must be 1 to 65535")
+		}
+	}
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if len(labels) < 2 {
+		return errors.New("host must have a top-level domain")
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return errors.New("host is not a valid DNS name")
+		}
+		for _, r := range l {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return errors.New("host is not a valid DNS name")
+			}
+		}
+	}
+	tld := labels[len(labels)-1]
+	for _, r := range tld {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return errors.New("top-level domain must be alphabetic")
+		}
+	}
+	if len(tld) < 2 {
+		return errors.New("top-level domain must be alphabetic")
+	}
+	return nil
+}
+
+// fieldErrors flattens ozzo-validation's nested errors into the contract's field paths:
+// dotted, with [i] for slice elements.
+func fieldErrors(prefix string, err error) []FieldError {
+	if err == nil {
+		return nil
+	}
+	var errs validation.Errors
+	if errors.As(err, &errs) {
+		var out []FieldError
+		keys := make([]string, 0, len(errs))
+		for k := range errs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			path := joinPath(prefix, k)
+			if _, numErr := strconv.Atoi(k); numErr == nil {
+				path = prefix + "[" + k + "]"
+			}
+			out = append(out, fieldErrors(path, errs[k])...)
+		}
+		return out
+	}
+	var ve validation.Error
+	if errors.As(err, &ve) {
+		return []FieldError{{Field: prefix, Code: ve.Code(), Message: ve.Message()}}
+	}
+	// An ozzo InternalError is a bug in a rule; it must surface as one, not as bad input.
+	panic(fmt.Sprintf("httpapi: validation of %q failed internally: %v", prefix, err))
+}
+
+// mergeFieldErrors drops validation errors of fields that already failed decoding (and of
+// what lies inside them), so one field is reported once, with the decoding error.
+func mergeFieldErrors(decoding, validating []FieldError) []FieldError {
+	bad := make(map[string]bool, len(decoding))
+	for _, e := range decoding {
+		bad[e.Field] = true
+	}
+	out := decoding
+	for _, e := range validating {
+		if !bad[e.Field] && !underBad(e.Field, bad) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// underBad tells whether field lies inside a field that failed decoding ("items[1].title"
+// inside "items[1]"): what is inside a value of the wrong type was never read.
+func underBad(field string, bad map[string]bool) bool {
+	for i := len(field) - 1; i > 0; i-- {
+		if (field[i] == '.' || field[i] == '[') && bad[field[:i]] {
+			return true
+		}
+	}
+	return false
+}

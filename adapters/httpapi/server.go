@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// Authenticator turns a bearer token into the calling principal; application.Authenticate is
+// the one cmd wires. Errors: ports.ErrInvalidToken (401), domain.ErrAccountDisabled (403),
+// ports.ErrUnavailable (503).
+type Authenticator interface {
+	Execute(ctx context.Context, token string) (domain.Principal, error)
+}
+
+// RequestObserver records one answered request (metrics). Optional.
+type RequestObserver interface {
+	ObserveRequest(route, method string, status int, elapsed time.Duration)
+}
+
+// Config holds the adapter's settings.
+type Config struct {
+	// MaxBodyBytes bounds request bodies; larger ones answer 413 (contract: 1 MiB).
+	MaxBodyBytes int64
+	// Sandbox adds the /sandbox routes; they do not exist otherwise.
+	Sandbox bool
+}
+
+// Deps are the use cases and ports the handlers call. Authenticator and the transaction use
+// cases are required; route groups whose use cases are nil are not registered.
+type Deps struct {
+	Authenticator     Authenticator
+	CreateTransaction *application.CreateTransaction
+	GetTransaction    *application.GetTransaction
+	ListTransactions  *application.ListTransactions
+	RefundTransaction *application.RefundTransaction
+	Ready             ports.Pinger
+	Observer          RequestObserver
+	Auth              AuthDeps
+	Logger            *slog.Logger
+}
+
+// Server is the REST adapter. Build it with New and serve Handler().
+type Server struct {
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	router *mux.Router
+}
+
+// New builds the server and its routes.
+func New(cfg Config, deps Deps) *Server {
+	if deps.Authenticator == nil || deps.CreateTransaction == nil || deps.GetTransaction == nil ||
+		deps.ListTransactions == nil || deps.RefundTransaction == nil {
+		panic("httpapi.New: the authenticator and the transaction use cases are required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	s := &Server{cfg: cfg, deps: deps, log: log}
+	s.router = s.routes()
+	return s
+}
+
+// Handler is the whole API with its middleware.
+func (s *Server) Handler() http.Handler { return s.observe(s.router) }
+
+// Router exposes the routes, for tests that walk them (the OpenAPI check).
+func (s *Server) Router() *mux.Router { return s.router }
+
+func (s *Server) routes() *mux.Router {
+	r := mux.NewRouter()
+	r.Use(nameRoute)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, http.StatusNotFound, "not_found", "no such route", nil)
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+r.Method, nil)
+	})
+	s.operationalRoutes(r)
+	s.authRoutes(r)
+	s.transactionRoutes(r)
+	return r
+}
+
+func (s *Server) operationalRoutes(r *mux.Router) {
+	r.Name("health.live").Methods(http.MethodGet).Path("/healthz").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Name("health.ready").Methods(http.MethodGet).Path("/readyz").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.deps.Ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			if err := s.deps.Ready.Ping(ctx); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+}

@@ -1,0 +1,163 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+)
+
+func (s *Server) transactionRoutes(r *mux.Router) {
+	r.Name("transaction.create").Methods(http.MethodPost).Path("/transaction").
+		Handler(s.authed(domain.ScopeTransactionWrite, s.createTransaction))
+	r.Name("transaction.list").Methods(http.MethodGet).Path("/transaction").
+		Handler(s.authed(domain.ScopeTransactionRead, s.listTransactions))
+	r.Name("transaction.get").Methods(http.MethodGet).Path("/transaction/{id}").
+		Handler(s.authed(domain.ScopeTransactionRead, s.getTransaction))
+	r.Name("transaction.refund").Methods(http.MethodPost).Path("/transaction/{id}/refund").
+		Handler(s.authed(domain.ScopeTransactionWrite, s.refundTransaction))
+}
+
+// decodeBody decodes a JSON request body into dst and answers the body-level failures (413,
+// 422 malformed_json) itself; it returns false when it answered.
+func decodeBody(w http.ResponseWriter, r *http.Request, dst any) (map[string]any, []FieldError, bool) {
+	raw, fields, err := decodeJSON(r, dst)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeProblem(w, r, http.StatusRequestEntityTooLarge, "payload_too_large", "the request body exceeds 1 MiB", nil)
+		return nil, nil, false
+	case err != nil:
+		writeProblem(w, r, http.StatusUnprocessableEntity, "malformed_json", "the body must be a JSON object", nil)
+		return nil, nil, false
+	}
+	return raw, fields, true
+}
+
+// pathID reads the {id} path parameter; a malformed id answers 422 and false.
+func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := mux.Vars(r)["id"]
+	if !domain.IsUUID(id) {
+		validationFailed(w, r, []FieldError{{Field: "id", Code: "invalid_format", Message: "must be a UUID"}})
+		return "", false
+	}
+	// Ids are lowercase; an uppercase spelling names the same resource.
+	return toLowerASCII(id), true
+}
+
+func toLowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
+	var req createTransactionRequest
+	raw, fields, ok := decodeBody(w, r, &req)
+	if !ok {
+		return
+	}
+	fields = mergeFieldErrors(fields, req.validate())
+	key := str(req.IdempotencyKey)
+	if header := r.Header.Get("Idempotency-Key"); header != "" {
+		switch {
+		case key != "" && key != header:
+			fields = append(fields, FieldError{Field: "idempotencyKey", Code: "invalid_format",
+				Message: "differs from the Idempotency-Key header"})
+		case key == "":
+			if err := length(8, 255).Validate(&header); err != nil {
+				fields = append(fields, fieldErrors("Idempotency-Key", err)...)
+			}
+			key = header
+		}
+	}
+	if len(fields) > 0 {
+		validationFailed(w, r, fields)
+		return
+	}
+	res, err := s.deps.CreateTransaction.Execute(r.Context(), principalFrom(r.Context()), application.CreateTransactionInput{
+		Order: req.order(), IdempotencyKey: key, Fingerprint: fingerprint(raw),
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if res.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("Location", "/transaction/"+res.Transaction.ID())
+	writeJSON(w, http.StatusCreated, viewCreatedTransaction(res.Transaction))
+}
+
+func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	t, err := s.deps.GetTransaction.Execute(r.Context(), principalFrom(r.Context()), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewTransaction(t))
+}
+
+func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) {
+	filter, page, fields := parseListQuery(r.URL.Query())
+	if len(fields) > 0 {
+		validationFailed(w, r, fields)
+		return
+	}
+	list, err := s.deps.ListTransactions.Execute(r.Context(), principalFrom(r.Context()), filter, page)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := listView{Total: list.Total, TotalPages: list.TotalPages, CurrentPage: list.CurrentPage,
+		PerPage: list.PerPage, Data: make([]transactionView, 0, len(list.Items))}
+	for _, t := range list.Items {
+		out.Data = append(out.Data, viewTransaction(t))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) refundTransaction(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	if !emptyBody(w, r) {
+		return
+	}
+	t, err := s.deps.RefundTransaction.Execute(r.Context(), principalFrom(r.Context()), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, viewTransaction(t))
+}
+
+// emptyBody accepts an action request with no body, or an empty JSON object; anything else
+// is refused as the action takes no fields.
+func emptyBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength == 0 && r.Header.Get("Transfer-Encoding") == "" {
+		return true
+	}
+	var none struct{}
+	_, fields, ok := decodeBody(w, r, &none)
+	if !ok {
+		return false
+	}
+	if len(fields) > 0 {
+		validationFailed(w, r, fields)
+		return false
+	}
+	return true
+}

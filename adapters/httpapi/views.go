@@ -1,0 +1,242 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+)
+
+// The response shapes of the interface document, field by field and in its order. Optional
+// fields are left out when they have no value, except the ones the document says "may be
+// null" (paymentDate, infractionDate, errorMessage), which are null (contract section 9).
+
+// isoTime writes times as RFC 3339 in UTC with millisecond precision.
+type isoTime time.Time
+
+func (t isoTime) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+}
+
+func isoPtr(t *time.Time) *isoTime {
+	if t == nil {
+		return nil
+	}
+	v := isoTime(*t)
+	return &v
+}
+
+func nullableString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+type documentView struct {
+	Value string `json:"value"`
+	Type  string `json:"type"`
+}
+
+func viewDocument(d domain.Document) documentView {
+	return documentView{Value: d.Masked(), Type: string(d.Kind())}
+}
+
+type customerView struct {
+	IP          string       `json:"ip,omitempty"`
+	Name        string       `json:"name"`
+	Email       string       `json:"email"`
+	Document    documentView `json:"document"`
+	Landline    string       `json:"landline,omitempty"`
+	MobilePhone string       `json:"mobilePhone,omitempty"`
+}
+
+type sellerView struct {
+	Name     string       `json:"name"`
+	Document documentView `json:"document"`
+}
+
+type addressView struct {
+	ZipCode      string `json:"zipCode"`
+	Number       string `json:"number"`
+	Street       string `json:"street"`
+	Neighborhood string `json:"neighborhood"`
+	City         string `json:"city"`
+	State        string `json:"state"`
+	Country      string `json:"country"`
+	Complement   string `json:"complement,omitempty"`
+}
+
+type itemView struct {
+	Title       string `json:"title"`
+	UnitPrice   int64  `json:"unitPrice"`
+	Quantity    int    `json:"quantity"`
+	Description string `json:"description,omitempty"`
+}
+
+type statusEntryView struct {
+	Status                 string  `json:"status"`
+	Date                   isoTime `json:"date"`
+	DurationInMilliseconds *int64  `json:"durationInMilliseconds"`
+}
+
+func viewHistory[S ~string](h []domain.StatusEntry[S]) []statusEntryView {
+	out := make([]statusEntryView, len(h))
+	for i, e := range h {
+		out[i] = statusEntryView{Status: string(e.Status), Date: isoTime(e.Date), DurationInMilliseconds: domain.DurationMillis(h, i)}
+	}
+	return out
+}
+
+type pixResponseView struct {
+	URI            string  `json:"uri"`
+	QRCodeBase64   string  `json:"qrCodeBase64"`
+	ExpirationDate isoTime `json:"expirationDate"`
+}
+
+func viewPix(p *domain.PixResponse) *pixResponseView {
+	if p == nil {
+		return nil
+	}
+	return &pixResponseView{
+		URI:            p.URI,
+		QRCodeBase64:   "data:image/png;base64," + base64.StdEncoding.EncodeToString(p.QRCodePNG),
+		ExpirationDate: isoTime(p.ExpiresAt),
+	}
+}
+
+type bankAccountView struct {
+	Type  string `json:"type"`
+	Digit string `json:"digit"`
+	ISPB  string `json:"ispb"`
+}
+
+type pixKeyView struct {
+	Key  string `json:"key"`
+	Type string `json:"type"`
+}
+
+type accountHolderView struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Document    string          `json:"document"`
+	BankAccount bankAccountView `json:"bankAccount"`
+	Pix         pixKeyView      `json:"pix"`
+}
+
+// viewPixKey masks a CPF key like any CPF; other keys are shown as they are.
+func viewPixKey(k domain.PixKey) pixKeyView {
+	key := k.Key
+	if k.Type == domain.PixKeyCPF {
+		if d, err := domain.ParseDocument(k.Key); err == nil {
+			key = d.Masked()
+		}
+	}
+	return pixKeyView{Key: key, Type: string(k.Type)}
+}
+
+func viewHolder(h *domain.AccountHolder) *accountHolderView {
+	if h == nil {
+		return nil
+	}
+	return &accountHolderView{
+		Type: string(h.Type), Name: h.Name, Document: h.Document.Masked(),
+		BankAccount: bankAccountView{Type: h.BankAccount.Type, Digit: h.BankAccount.Digit, ISPB: h.BankAccount.ISPB},
+		Pix:         viewPixKey(h.Pix),
+	}
+}
+
+func centsPtr(c *domain.Cents) *int64 {
+	if c == nil {
+		return nil
+	}
+	v := int64(*c)
+	return &v
+}
+
+// transactionView is the Transaction of the interface document, as list and lookup return it.
+type transactionView struct {
+	ID             string             `json:"id"`
+	Acquirer       string             `json:"acquirer"`
+	Amount         int64              `json:"amount"`
+	PaymentMethod  string             `json:"paymentMethod"`
+	WebhookURL     string             `json:"webhookUrl,omitempty"`
+	ExternalCode   string             `json:"externalCode,omitempty"`
+	Customer       *customerView      `json:"customer,omitempty"`
+	Seller         *sellerView        `json:"seller,omitempty"`
+	IsInfoProduct  bool               `json:"isInfoProduct"`
+	Address        *addressView       `json:"address,omitempty"`
+	Items          []itemView         `json:"items,omitempty"`
+	Metadata       json.RawMessage    `json:"metadata,omitempty"`
+	CreatedAt      isoTime            `json:"createdAt"`
+	Status         string             `json:"status"`
+	StatusHistory  []statusEntryView  `json:"statusHistory"`
+	UpdatedAt      isoTime            `json:"updatedAt"`
+	AmountPaid     *int64             `json:"amountPaid,omitempty"`
+	PaymentDate    *isoTime           `json:"paymentDate"`
+	InfractionDate *isoTime           `json:"infractionDate"`
+	PixResponse    *pixResponseView   `json:"pixResponse,omitempty"`
+	ErrorMessage   *string            `json:"errorMessage"`
+	EndToEnd       string             `json:"endToEnd,omitempty"`
+	EndToEndRefund string             `json:"endToEndRefund,omitempty"`
+	Payer          *accountHolderView `json:"payer,omitempty"`
+	Receiver       *accountHolderView `json:"receiver,omitempty"`
+	FeeAmount      *int64             `json:"feeAmount,omitempty"`
+}
+
+func viewTransaction(t *domain.Transaction) transactionView {
+	o := t.Order()
+	v := transactionView{
+		ID: t.ID(), Acquirer: t.Acquirer(), Amount: int64(o.Amount), PaymentMethod: string(o.PaymentMethod),
+		WebhookURL: o.WebhookURL, ExternalCode: o.ExternalCode, IsInfoProduct: o.IsInfoProduct,
+		Metadata: json.RawMessage(o.Metadata), CreatedAt: isoTime(t.CreatedAt()), Status: string(t.Status()),
+		StatusHistory: viewHistory(t.History()), UpdatedAt: isoTime(t.UpdatedAt()),
+		AmountPaid: centsPtr(t.AmountPaid()), PaymentDate: isoPtr(t.PaymentDate()),
+		InfractionDate: isoPtr(t.InfractionDate()), PixResponse: viewPix(t.Pix()),
+		ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
+		EndToEndRefund: t.EndToEndRefund(), Payer: viewHolder(t.Payer()),
+		Receiver: viewHolder(t.Receiver()), FeeAmount: centsPtr(t.FeeAmount()),
+	}
+	if c := o.Customer; c != nil {
+		v.Customer = &customerView{IP: c.IP, Name: c.Name, Email: c.Email, Document: viewDocument(c.Document),
+			Landline: c.Landline, MobilePhone: c.MobilePhone}
+	}
+	if s := o.Seller; s != nil {
+		v.Seller = &sellerView{Name: s.Name, Document: viewDocument(s.Document)}
+	}
+	if a := o.Address; a != nil {
+		v.Address = &addressView{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street,
+			Neighborhood: a.Neighborhood, City: a.City, State: a.State, Country: a.Country, Complement: a.Complement}
+	}
+	for _, it := range o.Items {
+		v.Items = append(v.Items, itemView{Title: it.Title, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity, Description: it.Description})
+	}
+	return v
+}
+
+// createdTransactionView is the 201 body of POST /transaction: exactly the document's fields.
+// A replay rebuilds it from the stored transaction, byte for byte the same.
+type createdTransactionView struct {
+	ID           string           `json:"id"`
+	ExternalCode string           `json:"externalCode,omitempty"`
+	Amount       int64            `json:"amount"`
+	Type         string           `json:"type"`
+	Status       string           `json:"status"`
+	PixResponse  *pixResponseView `json:"pixResponse,omitempty"`
+}
+
+func viewCreatedTransaction(t *domain.Transaction) createdTransactionView {
+	return createdTransactionView{
+		ID: t.ID(), ExternalCode: t.Order().ExternalCode, Amount: int64(t.Amount()), Type: "TRANSACTION",
+		Status: string(domain.TxPixQRCodeGenerated), PixResponse: viewPix(t.Pix()),
+	}
+}
+
+type listView struct {
+	Total       int               `json:"total"`
+	TotalPages  int               `json:"totalPages"`
+	CurrentPage int               `json:"currentPage"`
+	PerPage     int               `json:"perPage"`
+	Data        []transactionView `json:"data"`
+}

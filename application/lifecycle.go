@@ -1,0 +1,67 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// ExpireTransactions fails the transactions whose QR code expired unpaid
+// (PIX_QRCODE_GENERATED → FAILED, "PIX QR code expired"). Several instances may run it against
+// one store: the version-checked update lets one of them win, and the others find the
+// transaction FAILED already and leave it alone, so there is one transition and one event.
+type ExpireTransactions struct {
+	repo  ports.TransactionRepository
+	clock ports.Clock
+	batch int
+}
+
+// NewExpireTransactions builds the sweeper.
+func NewExpireTransactions(repo ports.TransactionRepository, clock ports.Clock) *ExpireTransactions {
+	requirePorts("NewExpireTransactions", repo, clock)
+	return &ExpireTransactions{repo: repo, clock: clock, batch: 500}
+}
+
+// RunOnce expires what is due now and tells how many transactions it moved.
+func (uc *ExpireTransactions) RunOnce(ctx context.Context) (int, error) {
+	now := uc.clock.Now()
+	due, err := uc.repo.ListExpired(ctx, now, uc.batch)
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for _, t := range due {
+		_, err := uc.repo.Update(ctx, t.AccountID(), t.ID(), func(t *domain.Transaction) error {
+			return t.Expire(uc.clock.Now())
+		})
+		switch {
+		case err == nil:
+			moved++
+		case errors.Is(err, domain.ErrInvalidTransition), errors.Is(err, domain.ErrNotExpired):
+			// Paid or expired by another instance meanwhile.
+		default:
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+// Every runs fn every interval until ctx ends, and once at once. Errors go to report (which
+// logs them); the loop keeps going, since a store that is down now may be back next time.
+func Every(ctx context.Context, interval time.Duration, fn func(context.Context) (int, error), report func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := fn(ctx); err != nil && ctx.Err() == nil {
+			report(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

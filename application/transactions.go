@@ -1,0 +1,184 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// CreateTransactionInput is a validated creation request.
+type CreateTransactionInput struct {
+	Order domain.Order
+	// IdempotencyKey is the merchant's key, empty when none was sent.
+	IdempotencyKey string
+	// Fingerprint identifies the request's content (whatever its key order or white space),
+	// so that a reused key can be told from a retry.
+	Fingerprint string
+}
+
+// CreatedTransaction is the outcome of a creation: the transaction, and whether it is the
+// replay of an earlier request with the same idempotency key.
+type CreatedTransaction struct {
+	Transaction *domain.Transaction
+	Replayed    bool
+}
+
+// CreateTransaction records a PIX charge: the transaction starts PENDING, the emitter produces
+// the BR Code, the renderer draws its QR code, and the transaction is stored in
+// PIX_QRCODE_GENERATED with the event that notifies the merchant, in one write. When the
+// emitter fails, the transaction is stored FAILED with the error's text and the request fails
+// with an *EmissionError.
+//
+// The same idempotency key with the same request answers the stored transaction (Replayed);
+// with another request, ErrIdempotencyKeyReused. Concurrent requests with one key race on
+// the store's unique key: one creates, the others read its result.
+type CreateTransaction struct {
+	repo     ports.TransactionRepository
+	emitter  ports.PixEmitter
+	renderer ports.QRRenderer
+	ids      ports.IDGenerator
+	clock    ports.Clock
+}
+
+// NewCreateTransaction builds the use case; every port is required.
+func NewCreateTransaction(repo ports.TransactionRepository, emitter ports.PixEmitter, renderer ports.QRRenderer, ids ports.IDGenerator, clock ports.Clock) *CreateTransaction {
+	requirePorts("NewCreateTransaction", repo, emitter, renderer, ids, clock)
+	return &CreateTransaction{repo: repo, emitter: emitter, renderer: renderer, ids: ids, clock: clock}
+}
+
+// Execute creates the transaction for the caller's account.
+func (uc *CreateTransaction) Execute(ctx context.Context, p domain.Principal, in CreateTransactionInput) (CreatedTransaction, error) {
+	if in.IdempotencyKey != "" {
+		if prior, err := uc.replay(ctx, p.AccountID, in); !errors.Is(err, domain.ErrNotFound) {
+			return prior, err
+		}
+	}
+
+	now := uc.clock.Now()
+	idem := domain.Idempotency{Key: in.IdempotencyKey, Fingerprint: in.Fingerprint}
+	t, err := domain.NewTransaction(uc.ids.NewID(), p.AccountID, uc.emitter.Acquirer(), in.Order, idem, now)
+	if err != nil {
+		return CreatedTransaction{}, err
+	}
+
+	pix, emitErr := uc.emit(ctx, t)
+	if emitErr != nil {
+		if err := t.FailEmission(emitErr.Error(), uc.clock.Now()); err != nil {
+			return CreatedTransaction{}, err
+		}
+		// The failure is kept for the merchant to see, even when the request itself was
+		// canceled meanwhile.
+		if err := uc.repo.Create(context.WithoutCancel(ctx), t); err != nil {
+			return CreatedTransaction{}, err
+		}
+		return CreatedTransaction{}, &EmissionError{TransactionID: t.ID(), Err: emitErr}
+	}
+	if err := t.AttachPix(pix, uc.clock.Now()); err != nil {
+		return CreatedTransaction{}, err
+	}
+
+	err = uc.repo.Create(ctx, t)
+	if errors.Is(err, ports.ErrDuplicate) && in.IdempotencyKey != "" {
+		// Another request with the same key won the race; answer with its transaction.
+		return uc.replay(ctx, p.AccountID, in)
+	}
+	if err != nil {
+		return CreatedTransaction{}, err
+	}
+	t.ClearEvents()
+	return CreatedTransaction{Transaction: t}, nil
+}
+
+func (uc *CreateTransaction) emit(ctx context.Context, t *domain.Transaction) (domain.PixResponse, error) {
+	expires := t.CreatedAt().Add(time.Duration(t.Order().ExpirationSeconds) * time.Second)
+	code, err := uc.emitter.Emit(ctx, domain.PixCharge{
+		TransactionID: t.ID(), Amount: t.Amount(), CreatedAt: t.CreatedAt(), ExpiresAt: expires,
+	})
+	if err != nil {
+		return domain.PixResponse{}, err
+	}
+	png, err := uc.renderer.RenderPNG(ctx, code.URI)
+	if err != nil {
+		return domain.PixResponse{}, err
+	}
+	return domain.PixResponse{URI: code.URI, QRCodePNG: png, ExpiresAt: expires}, nil
+}
+
+func (uc *CreateTransaction) replay(ctx context.Context, accountID string, in CreateTransactionInput) (CreatedTransaction, error) {
+	prior, err := uc.repo.GetByIdempotencyKey(ctx, accountID, in.IdempotencyKey)
+	if err != nil {
+		return CreatedTransaction{}, err
+	}
+	if prior.Idempotency().Fingerprint != in.Fingerprint {
+		return CreatedTransaction{}, ErrIdempotencyKeyReused
+	}
+	return CreatedTransaction{Transaction: prior, Replayed: true}, nil
+}
+
+// GetTransaction fetches one transaction of the caller's account.
+type GetTransaction struct{ repo ports.TransactionRepository }
+
+// NewGetTransaction builds the use case.
+func NewGetTransaction(repo ports.TransactionRepository) *GetTransaction {
+	requirePorts("NewGetTransaction", repo)
+	return &GetTransaction{repo: repo}
+}
+
+// Execute returns the transaction, or domain.ErrNotFound (also for another account's id).
+func (uc *GetTransaction) Execute(ctx context.Context, p domain.Principal, id string) (*domain.Transaction, error) {
+	return uc.repo.Get(ctx, p.AccountID, id)
+}
+
+// ListTransactions lists the caller's transactions with filters and paging.
+type ListTransactions struct{ repo ports.TransactionRepository }
+
+// NewListTransactions builds the use case.
+func NewListTransactions(repo ports.TransactionRepository) *ListTransactions {
+	requirePorts("NewListTransactions", repo)
+	return &ListTransactions{repo: repo}
+}
+
+// TransactionList is one page of a list, with the paging figures of the response.
+type TransactionList struct {
+	Items       []*domain.Transaction
+	Total       int
+	TotalPages  int
+	CurrentPage int
+	PerPage     int
+}
+
+// Execute lists one page; the filter's account is always the caller's.
+func (uc *ListTransactions) Execute(ctx context.Context, p domain.Principal, f ports.TransactionFilter, page ports.Page) (TransactionList, error) {
+	f.AccountID = p.AccountID
+	res, err := uc.repo.List(ctx, f, page)
+	if err != nil {
+		return TransactionList{}, err
+	}
+	return TransactionList{
+		Items: res.Items, Total: res.Total, CurrentPage: page.Number, PerPage: page.Size,
+		TotalPages: (res.Total + page.Size - 1) / page.Size,
+	}, nil
+}
+
+// RefundTransaction asks for the full refund of a paid transaction: PAID → PROCESSING_REFUND.
+// The acquirer (or the sandbox, by itself) confirms it later.
+type RefundTransaction struct {
+	repo  ports.TransactionRepository
+	clock ports.Clock
+}
+
+// NewRefundTransaction builds the use case.
+func NewRefundTransaction(repo ports.TransactionRepository, clock ports.Clock) *RefundTransaction {
+	requirePorts("NewRefundTransaction", repo, clock)
+	return &RefundTransaction{repo: repo, clock: clock}
+}
+
+// Execute starts the refund; any status but PAID answers a domain.InvalidTransitionError.
+func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id string) (*domain.Transaction, error) {
+	return uc.repo.Update(ctx, p.AccountID, id, func(t *domain.Transaction) error {
+		return t.RequestRefund(uc.clock.Now())
+	})
+}
