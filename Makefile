@@ -1,0 +1,45 @@
+# pixgate: the commands of the README. Everything needs Go only (and Docker for the suites under
+# test/, which fall back to an in-process FerretDB where no Docker engine answers).
+GO      ?= go
+ADDR    ?= :8080
+export TESTCONTAINERS_RYUK_DISABLED ?= true
+
+.PHONY: run build test test-unit test-integration lint fuzz bench
+
+## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
+run:
+	PIXGATE_ADDR=$(ADDR) PIXGATE_SANDBOX=true PIXGATE_SANDBOX_DEMO_ACCOUNT=true PIXGATE_STORE=memory \
+		PIXGATE_WEBHOOK_ALLOW_PRIVATE=$${PIXGATE_WEBHOOK_ALLOW_PRIVATE:-false} $(GO) run ./cmd/pixgate serve
+
+## build: a static binary in bin/
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/pixgate ./cmd/pixgate
+
+## test: every test that must pass: lint, the product module with -race, and the test/ module
+test: lint test-unit test-integration
+
+test-unit:
+	$(GO) test -race -count=1 ./...
+
+test-integration:
+	cd test && $(GO) test -race -count=1 -timeout 30m ./...
+
+## lint: gofmt check and go vet, in both modules
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd test && $(GO) vet ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 20s)
+FUZZTIME ?= 20s
+fuzz:
+	@$(GO) list -f '{{.ImportPath}}' ./... | while read -r pkg; do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+## bench: micro-benchmarks of the hot paths
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...

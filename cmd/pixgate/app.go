@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/jwtauth"
+	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/adapters/qr"
+	"github.com/pixgate/pixgate/adapters/system"
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// stores are the storage ports of the configured store.
+type stores struct {
+	accounts     ports.AccountRepository
+	transactions ports.TransactionRepository
+	withdrawals  ports.WithdrawalRepository
+	outbox       ports.Outbox
+	pinger       ports.Pinger
+	close        func(context.Context) error
+}
+
+func openStores(ctx context.Context, cfg Config) (stores, error) {
+	switch cfg.Store {
+	case "memory":
+		s := memory.NewStore()
+		return stores{
+			accounts: memory.NewAccounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
+			outbox: s.Outbox(), pinger: s, close: func(context.Context) error { return nil },
+		}, nil
+	}
+	return stores{}, fmt.Errorf("PIXGATE_STORE: store %q is not built in", cfg.Store)
+}
+
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// signingKey loads the configured key, or makes one and says that its tokens die with the
+// process.
+func signingKey(cfg Config, log *slog.Logger) (*rsa.PrivateKey, error) {
+	if cfg.JWTKeyFile != "" {
+		key, err := jwtauth.LoadKeyFile(cfg.JWTKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("PIXGATE_JWT_PRIVATE_KEY_FILE: %w", err)
+		}
+		return key, nil
+	}
+	log.Warn("no PIXGATE_JWT_PRIVATE_KEY_FILE: generated a signing key; tokens die with the process")
+	return jwtauth.GenerateKey()
+}
+
+func secretHasher(cfg Config, log *slog.Logger) (*application.SecretHasher, error) {
+	key := cfg.CredentialKey
+	if len(key) == 0 {
+		log.Warn("no PIXGATE_CREDENTIAL_KEY: generated one; credentials created now stop matching after a restart")
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+	}
+	return application.NewSecretHasher(key)
+}
+
+// app is pixgate assembled: every adapter built and handed to the use cases that need it.
+type app struct {
+	cfg     Config
+	log     *slog.Logger
+	clock   ports.Clock
+	ids     ports.IDGenerator
+	stores  stores
+	hasher  *application.SecretHasher
+	issuer  *jwtauth.Issuer
+	server  *httpapi.Server
+	expirer *application.ExpireTransactions
+}
+
+func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
+	a := &app{cfg: cfg, log: log, clock: system.Clock{}, ids: system.UUIDs{}}
+	var err error
+	if a.stores, err = openStores(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if a.hasher, err = secretHasher(cfg, log); err != nil {
+		return nil, err
+	}
+	key, err := signingKey(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	jwtCfg := jwtauth.Config{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, Clock: a.clock}
+	if a.issuer, err = jwtauth.NewIssuer(jwtCfg, key); err != nil {
+		return nil, err
+	}
+	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: jwtauth.MaxLeeway, CacheSize: 10_000}, &key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	emitter, err := pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity})
+	if err != nil {
+		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
+	}
+	renderer := qr.NewRenderer(cfg.QRConcurrency)
+	st := a.stores
+
+	a.expirer = application.NewExpireTransactions(st.transactions, a.clock)
+	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox}, httpapi.Deps{
+		Authenticator:     application.NewAuthenticate(verifier, st.accounts),
+		CreateTransaction: application.NewCreateTransaction(st.transactions, emitter, renderer, a.ids, a.clock),
+		GetTransaction:    application.NewGetTransaction(st.transactions),
+		ListTransactions:  application.NewListTransactions(st.transactions),
+		RefundTransaction: application.NewRefundTransaction(st.transactions, a.clock),
+		Ready:             st.pinger,
+		Logger:            log,
+	})
+	return a, nil
+}

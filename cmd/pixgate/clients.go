@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pixgate/pixgate/adapters/system"
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+)
+
+// clients runs `pixgate clients create|list|disable` against the configured store.
+func clients(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("clients needs a sub-command: create, list or disable\n%s", usage)
+	}
+	log := newLogger(cfg, stderr)
+	st, err := openStores(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.close(context.WithoutCancel(ctx))
+	clock, ids := system.Clock{}, system.UUIDs{}
+
+	switch args[0] {
+	case "create":
+		fs := flag.NewFlagSet("clients create", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		name := fs.String("name", "", "the merchant's name (required)")
+		scopeList := fs.String("scopes", "", "comma-separated scopes; empty grants every scope")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *name == "" || fs.NArg() > 0 {
+			return fmt.Errorf("usage: pixgate clients create --name NAME [--scopes a,b]")
+		}
+		var scopes []domain.Scope
+		if *scopeList != "" {
+			if scopes, err = domain.ParseScopes(*scopeList); err != nil {
+				return fmt.Errorf("--scopes: %w", err)
+			}
+		}
+		hasher, err := secretHasher(cfg, log)
+		if err != nil {
+			return err
+		}
+		created, err := application.NewCreateAccount(st.accounts, ids, clock, hasher).Execute(ctx, *name, scopes)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "account_id=%s\nclient_id=%s\nclient_secret=%s\nscopes=%s\n(the secret is shown this once)\n",
+			created.Account.ID(), created.Credential.ClientID, created.Credential.Secret, domain.JoinScopes(created.Account.Scopes()))
+		return nil
+	case "list":
+		list, err := application.NewListAccounts(st.accounts).Execute(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACCOUNT ID\tNAME\tSTATUS\tSCOPES\tCLIENT IDS")
+		for _, l := range list {
+			var ids []string
+			for _, c := range l.Credentials {
+				id := c.ClientID
+				if c.Revoked() {
+					id += " (revoked)"
+				}
+				ids = append(ids, id)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Account.ID(), l.Account.Name(), l.Account.Status(),
+				domain.JoinScopes(l.Account.Scopes()), strings.Join(ids, ", "))
+		}
+		return tw.Flush()
+	case "disable":
+		if len(args) != 2 {
+			return fmt.Errorf("usage: pixgate clients disable ACCOUNT_ID")
+		}
+		if err := application.NewDisableAccount(st.accounts).Execute(ctx, args[1]); err != nil {
+			return fmt.Errorf("disabling %s: %w", args[1], err)
+		}
+		fmt.Fprintf(stdout, "account %s disabled\n", args[1])
+		return nil
+	}
+	return fmt.Errorf("unknown clients sub-command %q\n%s", args[0], usage)
+}

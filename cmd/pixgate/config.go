@@ -1,0 +1,288 @@
+package main
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/application"
+)
+
+// Config is every setting of pixgate, read once at start from PIXGATE_* variables.
+type Config struct {
+	Addr            string
+	MetricsAddr     string
+	LogLevel        string
+	ShutdownTimeout time.Duration
+
+	Sandbox            bool
+	SandboxDemoAccount bool
+	SandboxSettle      time.Duration
+
+	Store           string // memory or mongo
+	MongoURI        string
+	MongoDatabase   string
+	MongoTimeout    time.Duration
+	MongoMaxPool    uint64
+	CredentialKey   []byte // HMAC key for client secrets; empty: generated (memory store only)
+	SeedClients     []application.SeedClient
+	JWTKeyFile      string
+	JWTIssuer       string
+	JWTAudience     string
+	TokenTTL        time.Duration
+	UpstreamToken   string
+	UpstreamJWKS    string
+	UpstreamTimeout time.Duration
+
+	PixKey          string
+	MerchantName    string
+	MerchantCity    string
+	QRConcurrency   int
+	FeeFixedCents   int64
+	FeeBasisPoints  int64
+	WithdrawalFee   int64
+	AcquirerSecret  string
+	RateLimitRPS    float64
+	RateLimitBurst  int
+	WebhookPrivate  bool
+	WebhookCAFile   string
+	WebhookWorkers  int
+	MaxRequestBytes int64
+}
+
+// setting is one PIXGATE_* variable: its default, what it does, and how it is read.
+type setting struct {
+	name string
+	def  string
+	doc  string
+	set  func(c *Config, v string) error
+}
+
+// settings lists every variable pixgate reads; the README's configuration table is checked
+// against it by a test.
+func settings() []setting {
+	return []setting{
+		{"PIXGATE_ADDR", ":8080", "Address the API listens on.", func(c *Config, v string) error { return hostPort(&c.Addr, v) }},
+		{"PIXGATE_METRICS_ADDR", "", "Separate address for /metrics; empty serves it with the API.", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			return hostPort(&c.MetricsAddr, v)
+		}},
+		{"PIXGATE_LOG_LEVEL", "info", "debug, info, warn or error.", func(c *Config, v string) error {
+			return oneOf(&c.LogLevel, v, "debug", "info", "warn", "error")
+		}},
+		{"PIXGATE_SHUTDOWN_TIMEOUT", "30s", "How long SIGTERM waits for requests in flight.", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+		{"PIXGATE_SANDBOX", "false", "Turns on the sandbox acquirer and its /sandbox routes.", boolSetting(func(c *Config) *bool { return &c.Sandbox })},
+		{"PIXGATE_SANDBOX_DEMO_ACCOUNT", "false", "In sandbox mode, create a demo account at start and print its credentials once (make run sets it).", boolSetting(func(c *Config) *bool { return &c.SandboxDemoAccount })},
+		{"PIXGATE_SANDBOX_SETTLE_SECONDS", "2", "Seconds after which sandbox refunds and withdrawals complete by themselves.", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 3600)
+			c.SandboxSettle = time.Duration(n) * time.Second
+			return err
+		}},
+		{"PIXGATE_STORE", "memory", "memory (lost on restart) or mongo.", func(c *Config, v string) error { return oneOf(&c.Store, v, "memory", "mongo") }},
+		{"PIXGATE_MONGODB_URI", "mongodb://localhost:27017", "MongoDB connection string (PIXGATE_STORE=mongo).", func(c *Config, v string) error {
+			if !strings.HasPrefix(v, "mongodb://") && !strings.HasPrefix(v, "mongodb+srv://") {
+				return fmt.Errorf("must start with mongodb:// or mongodb+srv://")
+			}
+			c.MongoURI = v
+			return nil
+		}},
+		{"PIXGATE_MONGODB_DATABASE", "pixgate", "MongoDB database name.", func(c *Config, v string) error {
+			if v == "" || strings.ContainsAny(v, "/\\. \"$") || len(v) > 63 {
+				return fmt.Errorf("must be a MongoDB database name")
+			}
+			c.MongoDatabase = v
+			return nil
+		}},
+		{"PIXGATE_MONGODB_TIMEOUT", "5s", "Timeout of each MongoDB call.", durationSetting(func(c *Config) *time.Duration { return &c.MongoTimeout })},
+		{"PIXGATE_MONGODB_MAX_POOL", "100", "Most MongoDB connections per instance.", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 10000)
+			c.MongoMaxPool = uint64(n)
+			return err
+		}},
+		{"PIXGATE_CREDENTIAL_KEY", "", "Hex key (at least 32 bytes) that hashes client secrets; required with mongo, generated for memory.", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			b, err := hex.DecodeString(v)
+			if err != nil || len(b) < 32 {
+				return fmt.Errorf("must be at least 64 hexadecimal characters")
+			}
+			c.CredentialKey = b
+			return nil
+		}},
+		{"PIXGATE_SEED_CLIENTS", "", "Accounts created at start: name:client_id:client_secret[:scope,scope...] separated by ;.", func(c *Config, v string) error {
+			var err error
+			c.SeedClients, err = application.ParseSeedClients(v)
+			return err
+		}},
+		{"PIXGATE_JWT_PRIVATE_KEY_FILE", "", "PEM RSA private key that signs tokens; empty generates one (tokens die with the process).", func(c *Config, v string) error {
+			c.JWTKeyFile = v
+			return nil
+		}},
+		{"PIXGATE_JWT_ISSUER", "pixgate", "iss of the tokens.", nonEmpty(func(c *Config) *string { return &c.JWTIssuer })},
+		{"PIXGATE_JWT_AUDIENCE", "pixgate-api", "aud of the tokens.", nonEmpty(func(c *Config) *string { return &c.JWTAudience })},
+		{"PIXGATE_TOKEN_TTL", "3600", "Token lifetime in seconds.", func(c *Config, v string) error {
+			n, err := intIn(v, 60, 86400)
+			c.TokenTTL = time.Duration(n) * time.Second
+			return err
+		}},
+		{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL", "", "OpenID Connect token endpoint to delegate client credentials to.", func(c *Config, v string) error {
+			c.UpstreamToken = v
+			return urlOrEmpty(v)
+		}},
+		{"PIXGATE_AUTH_UPSTREAM_JWKS_URL", "", "JWKS of the upstream provider, to verify its tokens.", func(c *Config, v string) error {
+			c.UpstreamJWKS = v
+			return urlOrEmpty(v)
+		}},
+		{"PIXGATE_AUTH_UPSTREAM_TIMEOUT", "5s", "Timeout of calls to the upstream provider.", durationSetting(func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
+		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments (sandbox: any key).", nonEmpty(func(c *Config) *string { return &c.PixKey })},
+		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
+		{"PIXGATE_PIX_MERCHANT_CITY", "SAO PAULO", "Merchant city in the BR Code (cut at 15 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantCity })},
+		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once; 0 means the number of CPUs.", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 1024)
+			c.QRConcurrency = int(n)
+			if n == 0 {
+				c.QRConcurrency = runtime.GOMAXPROCS(0)
+			}
+			return err
+		}},
+		{"PIXGATE_FEE_FIXED_CENTS", "0", "Fixed fee on each paid transaction, in cents.", int64Setting(0, 100_000, func(c *Config) *int64 { return &c.FeeFixedCents })},
+		{"PIXGATE_FEE_BASIS_POINTS", "99", "Fee on each paid transaction in basis points (99 = 0.99%).", int64Setting(0, 10_000, func(c *Config) *int64 { return &c.FeeBasisPoints })},
+		{"PIXGATE_WITHDRAWAL_FEE_CENTS", "0", "Fee on each withdrawal, in cents.", int64Setting(0, 100_000, func(c *Config) *int64 { return &c.WithdrawalFee })},
+		{"PIXGATE_ACQUIRER_SECRET", "", "Shared secret of POST /acquirer/pix; empty: the route does not exist.", func(c *Config, v string) error {
+			if v != "" && len(v) < 32 {
+				return fmt.Errorf("must have at least 32 characters")
+			}
+			c.AcquirerSecret = v
+			return nil
+		}},
+		{"PIXGATE_RATE_LIMIT_RPS", "50", "POST /transaction requests a second per account; 0 turns the limit off.", func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1e6 {
+				return fmt.Errorf("must be a number from 0 to 1000000")
+			}
+			c.RateLimitRPS = f
+			return nil
+		}},
+		{"PIXGATE_RATE_LIMIT_BURST", "100", "Burst of POST /transaction per account.", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 1_000_000)
+			c.RateLimitBurst = int(n)
+			return err
+		}},
+		{"PIXGATE_WEBHOOK_ALLOW_PRIVATE", "false", "Let webhooks reach loopback and private addresses (development and tests only).", boolSetting(func(c *Config) *bool { return &c.WebhookPrivate })},
+		{"PIXGATE_WEBHOOK_CA_FILE", "", "PEM file of extra CA certificates trusted for webhook receivers.", func(c *Config, v string) error {
+			c.WebhookCAFile = v
+			return nil
+		}},
+		{"PIXGATE_WEBHOOK_WORKERS", "8", "Webhook deliveries sent at once per instance.", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 1024)
+			c.WebhookWorkers = int(n)
+			return err
+		}},
+	}
+}
+
+// loadConfig reads every setting from getenv; the first bad value stops it with a one-line
+// message naming the variable (and never its value, which may be a secret).
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{MaxRequestBytes: 1 << 20}
+	for _, s := range settings() {
+		v, ok := strings.TrimSpace(getenv(s.name)), true
+		if v == "" {
+			v, ok = s.def, false
+		}
+		if err := s.set(&c, v); err != nil {
+			where := "value"
+			if !ok {
+				where = "default"
+			}
+			return Config{}, fmt.Errorf("%s: invalid %s: %v", s.name, where, err)
+		}
+	}
+	if c.Store == "mongo" && len(c.CredentialKey) == 0 {
+		return Config{}, fmt.Errorf("PIXGATE_CREDENTIAL_KEY: required with PIXGATE_STORE=mongo, so that stored secrets still match after a restart")
+	}
+	if (c.UpstreamToken == "") != (c.UpstreamJWKS == "") {
+		return Config{}, fmt.Errorf("PIXGATE_AUTH_UPSTREAM_JWKS_URL: set it together with PIXGATE_AUTH_UPSTREAM_TOKEN_URL")
+	}
+	return c, nil
+}
+
+func hostPort(dst *string, v string) error {
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return fmt.Errorf("must be host:port")
+	}
+	*dst = v
+	return nil
+}
+
+func oneOf(dst *string, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+}
+
+func intIn(v string, min, max int64) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min || n > max {
+		return 0, fmt.Errorf("must be a whole number from %d to %d", min, max)
+	}
+	return n, nil
+}
+
+func int64Setting(min, max int64, field func(*Config) *int64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := intIn(v, min, max)
+		*field(c) = n
+		return err
+	}
+}
+
+func boolSetting(field func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		*field(c) = b
+		return nil
+	}
+}
+
+func durationSetting(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Hour {
+			return fmt.Errorf("must be a duration such as 5s, above 0 and at most 1h")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func nonEmpty(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v == "" {
+			return fmt.Errorf("must not be empty")
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
+func urlOrEmpty(v string) error {
+	if v == "" || strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "http://") {
+		return nil
+	}
+	return fmt.Errorf("must be an http(s) URL")
+}

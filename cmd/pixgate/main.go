@@ -1,0 +1,57 @@
+// Command pixgate is the PIX payment gateway: `pixgate serve` (also what it does with no
+// sub-command) runs the HTTP API; `pixgate clients create|list|disable` manages client accounts
+// in the configured store. Configuration comes from PIXGATE_* variables (config.go).
+//
+// This is the only package that knows every adapter: it reads the configuration once, builds
+// each dependency in order and hands it to its user.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "pixgate:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program, with its surroundings passed in so that tests can run it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "serve":
+		if len(args) > 0 {
+			return fmt.Errorf("serve takes no arguments")
+		}
+		return serve(ctx, cfg, stdout, stderr, nil)
+	case "clients":
+		return clients(ctx, cfg, args, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+const usage = `usage:
+  pixgate [serve]                                  run the API (configuration: PIXGATE_* variables)
+  pixgate clients create --name NAME [--scopes a,b] create an account; prints its client id and secret once
+  pixgate clients list                             list accounts
+  pixgate clients disable ACCOUNT_ID               disable an account: its tokens stop working
+`

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/pixgate/pixgate/application"
+)
+
+// seed creates the PIXGATE_SEED_CLIENTS accounts that do not exist yet and, in sandbox mode
+// with PIXGATE_SANDBOX_DEMO_ACCOUNT, a demo account whose credentials it prints once on
+// stdout (never in the log).
+func (a *app) seed(ctx context.Context, stdout io.Writer) error {
+	if len(a.cfg.SeedClients) > 0 {
+		res, err := application.NewSeedAccounts(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(ctx, a.cfg.SeedClients)
+		if err != nil {
+			return fmt.Errorf("PIXGATE_SEED_CLIENTS: %w", err)
+		}
+		a.log.Info("seeded client accounts", slog.Any("created", res.Created), slog.Any("existing", res.Existing))
+	}
+	if !a.cfg.Sandbox || !a.cfg.SandboxDemoAccount {
+		return nil
+	}
+	created, err := application.NewCreateAccount(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(ctx, "Demo merchant", nil)
+	if err != nil {
+		return fmt.Errorf("creating the demo account: %w", err)
+	}
+	fmt.Fprintf(stdout, `
+pixgate sandbox demo account (shown once; it lives as long as the store):
+  account id:    %s
+  client_id:     %s
+  client_secret: %s
+get a token:
+  curl -s -u '%s:%s' -d grant_type=client_credentials http://localhost%s/auth/token
+
+`, created.Account.ID(), created.Credential.ClientID, created.Credential.Secret,
+		created.Credential.ClientID, created.Credential.Secret, a.cfg.Addr)
+	return nil
+}

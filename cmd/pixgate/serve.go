@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/pixgate/pixgate/application"
+)
+
+// serve runs the API until ctx ends (SIGTERM), then stops accepting, lets requests in flight
+// finish (up to PIXGATE_SHUTDOWN_TIMEOUT), stops the background work and exits cleanly.
+// listening, when set, receives the bound address once the server accepts connections.
+func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening func(addr string)) error {
+	log := newLogger(cfg, stderr)
+	a, err := newApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := a.stores.close(closeCtx); err != nil {
+			log.Error("closing the store", slog.String("error", err.Error()))
+		}
+	}()
+	if err := a.seed(ctx, stdout); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("PIXGATE_ADDR: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           a.server.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	report := func(what string) func(error) {
+		return func(err error) { log.Error(what, slog.String("error", err.Error())) }
+	}
+	wg.Go(func() {
+		application.Every(background, 10*time.Second, a.expirer.RunOnce, report("expiring transactions"))
+	})
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("pixgate serving", slog.String("addr", ln.Addr().String()), slog.String("store", cfg.Store), slog.Bool("sandbox", cfg.Sandbox))
+	if listening != nil {
+		listening(ln.Addr().String())
+	}
+
+	select {
+	case err := <-served:
+		stopBackground()
+		wg.Wait()
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	stopBackground()
+	wg.Wait()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
