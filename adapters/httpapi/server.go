@@ -42,10 +42,17 @@ type Deps struct {
 	GetTransaction    *application.GetTransaction
 	ListTransactions  *application.ListTransactions
 	RefundTransaction *application.RefundTransaction
+	RateLimiter       *RateLimiter // nil: POST /transaction is not limited
 	Ready             ports.Pinger
 	Observer          RequestObserver
-	Auth              AuthDeps
 	Logger            *slog.Logger
+
+	// Each route group's use cases, declared beside its routes.
+	Auth        AuthDeps       // auth_routes.go
+	Withdrawals WithdrawalDeps // withdrawal_routes.go
+	Sandbox     SandboxDeps    // sandbox_routes.go; registered only with Config.Sandbox
+	Acquirer    AcquirerDeps   // acquirer_routes.go
+	Webhooks    WebhookDeps    // webhook_routes.go
 }
 
 // Server is the REST adapter. Build it with New and serve Handler().
@@ -92,6 +99,12 @@ func (s *Server) routes() *mux.Router {
 	s.operationalRoutes(r)
 	s.authRoutes(r)
 	s.transactionRoutes(r)
+	s.withdrawalRoutes(r)
+	s.acquirerRoutes(r)
+	s.webhookRoutes(r)
+	if s.cfg.Sandbox {
+		s.sandboxRoutes(r)
+	}
 	return r
 }
 

@@ -12,7 +12,7 @@ import (
 
 func (s *Server) transactionRoutes(r *mux.Router) {
 	r.Name("transaction.create").Methods(http.MethodPost).Path("/transaction").
-		Handler(s.authed(domain.ScopeTransactionWrite, s.createTransaction))
+		Handler(s.authed(domain.ScopeTransactionWrite, s.limited(s.createTransaction)))
 	r.Name("transaction.list").Methods(http.MethodGet).Path("/transaction").
 		Handler(s.authed(domain.ScopeTransactionRead, s.listTransactions))
 	r.Name("transaction.get").Methods(http.MethodGet).Path("/transaction/{id}").

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
 	"github.com/pixgate/pixgate/adapters/jwtauth"
@@ -72,16 +73,30 @@ func secretHasher(cfg Config, log *slog.Logger) (*application.SecretHasher, erro
 }
 
 // app is pixgate assembled: every adapter built and handed to the use cases that need it.
+// Each route group is wired in its own wire_*.go file.
 type app struct {
-	cfg     Config
-	log     *slog.Logger
-	clock   ports.Clock
-	ids     ports.IDGenerator
-	stores  stores
-	hasher  *application.SecretHasher
-	issuer  *jwtauth.Issuer
-	server  *httpapi.Server
-	expirer *application.ExpireTransactions
+	cfg      Config
+	log      *slog.Logger
+	clock    ports.Clock
+	ids      ports.IDGenerator
+	stores   stores
+	hasher   *application.SecretHasher
+	issuer   *jwtauth.Issuer
+	verifier ports.TokenVerifier
+	emitter  *pix.Emitter
+	renderer *qr.Renderer
+	server   *httpapi.Server
+	// jobs run in the background while the server serves, each every its interval.
+	jobs []job
+	// stopping runs at shutdown, after the last request and the jobs ended (leases...).
+	stopping []func(context.Context) error
+}
+
+// job is a background task run every interval.
+type job struct {
+	name     string
+	interval time.Duration
+	run      func(context.Context) (int, error)
 }
 
 func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
@@ -101,26 +116,34 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
 	if a.issuer, err = jwtauth.NewIssuer(jwtCfg, key); err != nil {
 		return nil, err
 	}
-	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: jwtauth.MaxLeeway, CacheSize: 10_000}, &key.PublicKey)
-	if err != nil {
+	if a.verifier, err = jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: jwtauth.MaxLeeway, CacheSize: 10_000}, &key.PublicKey); err != nil {
 		return nil, err
 	}
-	emitter, err := pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity})
-	if err != nil {
+	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
-	renderer := qr.NewRenderer(cfg.QRConcurrency)
+	a.renderer = qr.NewRenderer(cfg.QRConcurrency)
 	st := a.stores
 
-	a.expirer = application.NewExpireTransactions(st.transactions, a.clock)
-	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox}, httpapi.Deps{
-		Authenticator:     application.NewAuthenticate(verifier, st.accounts),
-		CreateTransaction: application.NewCreateTransaction(st.transactions, emitter, renderer, a.ids, a.clock),
+	expirer := application.NewExpireTransactions(st.transactions, a.clock)
+	a.jobs = append(a.jobs, job{name: "expiring transactions", interval: 10 * time.Second, run: expirer.RunOnce})
+
+	deps := httpapi.Deps{
+		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
+		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.renderer, a.ids, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.clock),
+		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
 		Ready:             st.pinger,
 		Logger:            log,
-	})
+	}
+	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks}
+	for _, wire := range wirings {
+		if err := wire(&deps); err != nil {
+			return nil, err
+		}
+	}
+	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox}, deps)
 	return a, nil
 }

@@ -53,9 +53,9 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	report := func(what string) func(error) {
 		return func(err error) { log.Error(what, slog.String("error", err.Error())) }
 	}
-	wg.Go(func() {
-		application.Every(background, 10*time.Second, a.expirer.RunOnce, report("expiring transactions"))
-	})
+	for _, j := range a.jobs {
+		wg.Go(func() { application.Every(background, j.interval, j.run, report(j.name)) })
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -77,6 +77,11 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	err = srv.Shutdown(shutdownCtx)
 	stopBackground()
 	wg.Wait()
+	for _, stop := range a.stopping {
+		if stopErr := stop(shutdownCtx); stopErr != nil {
+			log.Error("stopping", slog.String("error", stopErr.Error()))
+		}
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
