@@ -1,0 +1,948 @@
+package application_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// The hand-written fakes of the webhook tests start with "wh" so that they cannot collide with
+// the fakes of other use cases in this package. They are at the end of this file.
+
+var whStart = time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC)
+
+const (
+	whSecret     = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	whNextSecret = "whsec_c2Vjb25kLXNlY3JldC1vZi10aGUtYWNjb3VudA=="
+)
+
+// whWorld is a dispatcher's surroundings: an outbox, one account, a clock and a sender.
+type whWorld struct {
+	outbox   *whOutbox
+	accounts *whAccounts
+	encoder  *whEncoder
+	sender   *whSender
+	clock    *whClock
+	events   int
+
+	real      ports.WebhookSender // the real sender, for the integration tests
+	realClock bool                // the integration tests' dispatcher runs on the wall clock
+}
+
+func newWhWorld(t testing.TB) *whWorld {
+	t.Helper()
+	w := &whWorld{outbox: newWhOutbox(), accounts: newWhAccounts(), encoder: &whEncoder{},
+		sender: &whSender{}, clock: &whClock{now: whStart}}
+	w.accounts.add(t, "acc-1", whSecret)
+	w.accounts.add(t, "acc-2", whSecret)
+	return w
+}
+
+// event stores a pending event of acc-1's transaction tx-1 raised now.
+func (w *whWorld) event(t testing.TB) domain.Event {
+	t.Helper()
+	return w.eventOf(t, "acc-1", domain.ResourceTransaction, "tx-1")
+}
+
+func (w *whWorld) eventOf(t testing.TB, account string, kind domain.ResourceKind, resource string) domain.Event {
+	t.Helper()
+	w.events++
+	e := domain.Event{
+		ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", w.events), Type: domain.EventType(kind, "PAID"),
+		AccountID: account, ResourceID: resource, Kind: kind,
+		WebhookURL: "https://merchant.example/hooks", CreatedAt: w.clock.Now(),
+	}
+	w.outbox.add(e)
+	return e
+}
+
+func (w *whWorld) dispatcher(t testing.TB, cfg application.DispatcherConfig) *application.Dispatcher {
+	t.Helper()
+	if cfg.Owner == "" {
+		cfg.Owner = "instance-a"
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = func() float64 { return 0.5 } // no jitter: the schedule's exact delays
+	}
+	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, cfg)
+	if err != nil {
+		t.Fatalf("NewDispatcher: %v", err)
+	}
+	return d
+}
+
+func whDeliverDue(t testing.TB, d *application.Dispatcher) int {
+	t.Helper()
+	n, err := d.DeliverDue(context.Background())
+	if err != nil {
+		t.Fatalf("DeliverDue: %v", err)
+	}
+	return n
+}
+
+func TestStandardScheduleIsTheStandardWebhooksOne(t *testing.T) {
+	s := application.StandardSchedule()
+	if s.Attempts() != 10 {
+		t.Errorf("Attempts = %d, want 10", s.Attempts())
+	}
+	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
+		10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
+	for i, w := range want {
+		got, ok := s.Next(i+1, 0.5)
+		if !ok || got != w {
+			t.Errorf("Next(%d, 0.5) = %v, %v; want %v", i+1, got, ok, w)
+		}
+		low, _ := s.Next(i+1, 0)
+		high, _ := s.Next(i+1, 0.999999)
+		if low != w*9/10 || high < w*109/100 || high > w*11/10 {
+			t.Errorf("jitter of delay %d spans %v to %v, want ±10%% of %v", i+1, low, high, w)
+		}
+	}
+	for _, failed := range []int{0, 10, 11} {
+		if d, ok := s.Next(failed, 0.5); ok {
+			t.Errorf("Next(%d) = %v, want none", failed, d)
+		}
+	}
+}
+
+func TestNewDispatcherRefusesMissingPortsAndBadConfiguration(t *testing.T) {
+	w := newWhWorld(t)
+	t.Run("a nil port panics", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("NewDispatcher accepted a nil sender")
+			}
+		}()
+		_, _ = application.NewDispatcher(w.outbox, w.accounts, w.encoder, nil, w.clock, application.DispatcherConfig{Owner: "a"})
+	})
+	for name, cfg := range map[string]application.DispatcherConfig{
+		"no owner":             {},
+		"negative concurrency": {Owner: "a", Concurrency: -1},
+		"negative lease":       {Owner: "a", Lease: -time.Second},
+		"jitter of 100%":       {Owner: "a", Schedule: application.Schedule{Delays: []time.Duration{time.Second}, Jitter: 1}},
+		"a zero delay":         {Owner: "a", Schedule: application.Schedule{Delays: []time.Duration{time.Second, 0}}},
+	} {
+		t.Run(name+" is refused", func(t *testing.T) {
+			if _, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, cfg); err == nil {
+				t.Error("NewDispatcher accepted it")
+			}
+		})
+	}
+}
+
+func TestDispatcherSendsADueEventAtOnceSignedWithTheAccountSecret(t *testing.T) {
+	w := newWhWorld(t)
+	e := w.event(t)
+	var recorded []ports.DeliveryStatus
+	d := w.dispatcher(t, application.DispatcherConfig{OnAttempt: func(_ domain.Event, _ ports.Attempt, s ports.DeliveryStatus) {
+		recorded = append(recorded, s)
+	}})
+
+	if n := whDeliverDue(t, d); n != 1 {
+		t.Fatalf("DeliverDue claimed %d, want 1", n)
+	}
+	sent := w.sender.sent()
+	if len(sent) != 1 {
+		t.Fatalf("sender got %d messages, want 1", len(sent))
+	}
+	m := sent[0]
+	body, _ := w.encoder.EncodeEvent(e)
+	if m.URL != e.WebhookURL || m.EventID != e.ID || !m.Timestamp.Equal(whStart) || string(m.Body) != string(body) {
+		t.Errorf("message = %s %s %v %s; want the event's URL, id, now and encoded body", m.URL, m.EventID, m.Timestamp, m.Body)
+	}
+	if !slices.Equal(m.Secrets, []string{whSecret}) {
+		t.Errorf("secrets = %q, want the account's", m.Secrets)
+	}
+	got := w.outbox.get(e.ID)
+	if got.Status != ports.DeliveryDelivered || len(got.Attempts) != 1 || got.Attempts[0].StatusCode != 200 ||
+		!got.Attempts[0].At.Equal(whStart) || !got.NextAttemptAt.IsZero() {
+		t.Errorf("delivery = %+v, want delivered after one 200", got)
+	}
+	if !slices.Equal(recorded, []ports.DeliveryStatus{ports.DeliveryDelivered}) {
+		t.Errorf("OnAttempt saw %v", recorded)
+	}
+	if n := whDeliverDue(t, d); n != 0 {
+		t.Errorf("a delivered event was claimed again (%d)", n)
+	}
+}
+
+func TestDispatcherSignsWithBothSecretsWhileARotationLasts(t *testing.T) {
+	w := newWhWorld(t)
+	if err := w.accounts.UpdateAccount(context.Background(), "acc-1", func(a *domain.Account) error {
+		a.RotateWebhookSecret(whNextSecret, whStart, 24*time.Hour)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.sender.script(whStatus(500))
+	w.event(t)
+	d := w.dispatcher(t, application.DispatcherConfig{Schedule: application.Schedule{Delays: []time.Duration{25 * time.Hour}}})
+
+	whDeliverDue(t, d)
+	w.clock.Advance(25 * time.Hour)
+	whDeliverDue(t, d)
+	sent := w.sender.sent()
+	if len(sent) != 2 {
+		t.Fatalf("sender got %d messages, want 2", len(sent))
+	}
+	if !slices.Equal(sent[0].Secrets, []string{whNextSecret, whSecret}) {
+		t.Errorf("during the rotation secrets = %q, want the new and the old", sent[0].Secrets)
+	}
+	if !slices.Equal(sent[1].Secrets, []string{whNextSecret}) {
+		t.Errorf("after the rotation secrets = %q, want the new one only", sent[1].Secrets)
+	}
+}
+
+func TestDispatcherRetriesAFailingReceiverOnTheScheduleUntilItRecovers(t *testing.T) {
+	w := newWhWorld(t)
+	w.sender.script(whStatus(500), whFail("connection refused"), whStatus(503), whStatus(200))
+	e := w.event(t)
+	d := w.dispatcher(t, application.DispatcherConfig{})
+
+	whDeliverDue(t, d)
+	for _, wait := range []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute} {
+		w.clock.Advance(wait - time.Millisecond)
+		if n := whDeliverDue(t, d); n != 0 {
+			t.Fatalf("retried before %v had passed", wait)
+		}
+		w.clock.Advance(time.Millisecond)
+		if n := whDeliverDue(t, d); n != 1 {
+			t.Fatalf("not retried after %v", wait)
+		}
+	}
+
+	got := w.outbox.get(e.ID)
+	if got.Status != ports.DeliveryDelivered || len(got.Attempts) != 4 {
+		t.Fatalf("delivery = %s after %d attempts, want delivered after 4", got.Status, len(got.Attempts))
+	}
+	wantAt := []time.Time{whStart, whStart.Add(5 * time.Second), whStart.Add(5*time.Second + 5*time.Minute),
+		whStart.Add(5*time.Second + 35*time.Minute)}
+	for i, a := range got.Attempts {
+		if !a.At.Equal(wantAt[i]) {
+			t.Errorf("attempt %d at %v, want %v", i+1, a.At, wantAt[i])
+		}
+	}
+	if a := got.Attempts[1]; a.StatusCode != 0 || a.Error != "connection refused" {
+		t.Errorf("a transport failure was recorded as %d %q", a.StatusCode, a.Error)
+	}
+	if a := got.Attempts[0]; a.StatusCode != 500 || a.Error != "" {
+		t.Errorf("a 500 was recorded as %d %q", a.StatusCode, a.Error)
+	}
+	for i, m := range w.sender.sent() {
+		if m.EventID != e.ID {
+			t.Errorf("attempt %d carried webhook-id %s, want %s every time", i+1, m.EventID, e.ID)
+		}
+	}
+}
+
+func TestDispatcherMarksAnEventFailedAfterTheTenthAttemptAndKeepsIt(t *testing.T) {
+	w := newWhWorld(t)
+	w.sender.fallback = whStatus(500)
+	e := w.event(t)
+	d := w.dispatcher(t, application.DispatcherConfig{})
+	schedule := application.StandardSchedule()
+
+	for attempt := 1; attempt <= 10; attempt++ {
+		if n := whDeliverDue(t, d); n != 1 {
+			t.Fatalf("attempt %d: claimed %d", attempt, n)
+		}
+		if wait, ok := schedule.Next(attempt, 0.5); ok {
+			w.clock.Advance(wait)
+		}
+	}
+	w.clock.Advance(1000 * time.Hour)
+	if n := whDeliverDue(t, d); n != 0 {
+		t.Errorf("an 11th attempt was made")
+	}
+	got := w.outbox.get(e.ID)
+	if got.Status != ports.DeliveryFailed || len(got.Attempts) != 10 || !got.NextAttemptAt.IsZero() {
+		t.Fatalf("delivery = %s, %d attempts, next %v; want failed after 10, none next", got.Status, len(got.Attempts), got.NextAttemptAt)
+	}
+	for i := 1; i < len(got.Attempts); i++ {
+		want, _ := schedule.Next(i, 0.5)
+		if gap := got.Attempts[i].At.Sub(got.Attempts[i-1].At); gap != want {
+			t.Errorf("gap before attempt %d = %v, want %v", i+1, gap, want)
+		}
+	}
+	if ds, _ := w.outbox.Deliveries(context.Background(), "acc-1", domain.ResourceTransaction, "tx-1"); len(ds) != 1 {
+		t.Errorf("the failed event is not kept")
+	}
+}
+
+func TestDispatcherSpreadsRetriesWithJitter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    float64
+		want time.Duration
+	}{
+		{"the lowest draw retries 10% early", 0, 4500 * time.Millisecond},
+		{"the middle draw retries on time", 0.5, 5 * time.Second},
+		{"the highest draw retries up to 10% late", 0.9999, 5499900 * time.Microsecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWhWorld(t)
+			w.sender.script(whStatus(500))
+			e := w.event(t)
+			d := w.dispatcher(t, application.DispatcherConfig{Rand: func() float64 { return tc.r }})
+			whDeliverDue(t, d)
+			if got := w.outbox.get(e.ID).NextAttemptAt.Sub(whStart); got != tc.want {
+				t.Errorf("next attempt after %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDispatcherHonoursRetryAfterOnlyWhenItAsksForLonger(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		retryAfter time.Duration
+		want       time.Duration
+	}{
+		{"a longer Retry-After postpones the retry", time.Hour, time.Hour},
+		{"a shorter Retry-After leaves the schedule", time.Second, 5 * time.Second},
+		{"a year-long Retry-After is capped at the longest delay", 365 * 24 * time.Hour, 24 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWhWorld(t)
+			w.sender.script(func(ports.WebhookMessage) (ports.WebhookResponse, error) {
+				return ports.WebhookResponse{StatusCode: 429, RetryAfter: tc.retryAfter}, nil
+			})
+			e := w.event(t)
+			whDeliverDue(t, w.dispatcher(t, application.DispatcherConfig{}))
+			if got := w.outbox.get(e.ID).NextAttemptAt.Sub(whStart); got != tc.want {
+				t.Errorf("next attempt after %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDispatcherStopsAtOnceOn410Gone(t *testing.T) {
+	w := newWhWorld(t)
+	w.sender.script(whStatus(410))
+	e := w.event(t)
+	whDeliverDue(t, w.dispatcher(t, application.DispatcherConfig{}))
+	if got := w.outbox.get(e.ID); got.Status != ports.DeliveryFailed || len(got.Attempts) != 1 {
+		t.Errorf("delivery = %s after %d attempts, want failed after 1", got.Status, len(got.Attempts))
+	}
+}
+
+func TestDispatcherTreatsEveryAnswerButA2xxAsAFailure(t *testing.T) {
+	for _, code := range []int{199, 204, 299, 301, 302, 400, 404, 500} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			w := newWhWorld(t)
+			w.sender.script(whStatus(code))
+			e := w.event(t)
+			whDeliverDue(t, w.dispatcher(t, application.DispatcherConfig{}))
+			want := ports.DeliveryPending
+			if code >= 200 && code <= 299 {
+				want = ports.DeliveryDelivered
+			}
+			if got := w.outbox.get(e.ID).Status; got != want {
+				t.Errorf("status after %d = %s, want %s", code, got, want)
+			}
+		})
+	}
+}
+
+func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
+	w := newWhWorld(t)
+	e := w.event(t)
+	w.accounts.failGet(ports.ErrUnavailable)
+	d := w.dispatcher(t, application.DispatcherConfig{Lease: time.Minute})
+
+	n, err := d.DeliverDue(context.Background())
+	if n != 1 || !errors.Is(err, ports.ErrUnavailable) {
+		t.Fatalf("DeliverDue = %d, %v; want 1 and the store's error", n, err)
+	}
+	if got := w.outbox.get(e.ID); len(got.Attempts) != 0 || len(w.sender.sent()) != 0 {
+		t.Fatalf("an attempt was spent: %+v", got)
+	}
+	w.accounts.failGet(nil)
+	if n := whDeliverDue(t, d); n != 0 {
+		t.Errorf("claimed again before the lease ran out")
+	}
+	w.clock.Advance(time.Minute)
+	whDeliverDue(t, d)
+	if got := w.outbox.get(e.ID); got.Status != ports.DeliveryDelivered || len(got.Attempts) != 1 {
+		t.Errorf("delivery = %s after %d attempts, want delivered after 1", got.Status, len(got.Attempts))
+	}
+}
+
+func TestADispatcherThatDiesMidDeliveryLeavesItToAnotherOnceTheLeaseEnds(t *testing.T) {
+	w := newWhWorld(t)
+	e := w.event(t)
+	entered, unblock := make(chan struct{}), make(chan struct{})
+	w.sender.script(func(ports.WebhookMessage) (ports.WebhookResponse, error) {
+		close(entered)
+		<-unblock // the process hangs here: it neither finishes nor gives its lease back
+		return ports.WebhookResponse{StatusCode: 200}, nil
+	})
+	dead := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-a", Lease: 30 * time.Second})
+	other := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-b", Lease: 30 * time.Second})
+
+	done := make(chan error, 1)
+	go func() { _, err := dead.DeliverDue(context.Background()); done <- err }()
+	<-entered
+	if n := whDeliverDue(t, other); n != 0 {
+		t.Fatal("another dispatcher claimed a delivery under lease")
+	}
+	w.clock.Advance(30 * time.Second)
+	if n := whDeliverDue(t, other); n != 1 {
+		t.Fatal("another dispatcher did not take the expired lease over")
+	}
+	close(unblock)
+	if err := <-done; err != nil {
+		t.Errorf("the late dispatcher's DeliverDue: %v", err)
+	}
+
+	got := w.outbox.get(e.ID)
+	if got.Status != ports.DeliveryDelivered || len(got.Attempts) != 1 || !got.Attempts[0].At.Equal(whStart.Add(30*time.Second)) {
+		t.Errorf("delivery = %+v, want one attempt, the other dispatcher's", got)
+	}
+	for _, m := range w.sender.sent() {
+		if m.EventID != e.ID {
+			t.Errorf("webhook-id %s, want %s on both", m.EventID, e.ID)
+		}
+	}
+}
+
+func TestARunningDispatcherGivesItsLeasesBackWhenStopped(t *testing.T) {
+	w := newWhWorld(t)
+	e := w.event(t)
+	entered := make(chan struct{})
+	w.sender.script(func(m whMessage) (ports.WebhookResponse, error) {
+		close(entered)
+		<-m.Ctx.Done() // the receiver is slow; the process shuts down meanwhile
+		return ports.WebhookResponse{}, m.Ctx.Err()
+	})
+	first := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-a", PollInterval: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	<-entered
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := w.outbox.get(e.ID); len(got.Attempts) != 0 || w.outbox.owner(e.ID) != "" {
+		t.Fatalf("after shutdown: %d attempts, lease held by %q; want none and none", len(got.Attempts), w.outbox.owner(e.ID))
+	}
+
+	// A restarted (or another) dispatcher delivers it at once, without waiting for a lease.
+	whDeliverDue(t, w.dispatcher(t, application.DispatcherConfig{Owner: "instance-b"}))
+	if got := w.outbox.get(e.ID); got.Status != ports.DeliveryDelivered || len(got.Attempts) != 1 {
+		t.Errorf("delivery = %s after %d attempts, want delivered after 1", got.Status, len(got.Attempts))
+	}
+}
+
+func TestTwoDispatchersOnOneOutboxDeliverEveryEventOnceAndNeverTogether(t *testing.T) {
+	w := newWhWorld(t)
+	const n = 300
+	for range n {
+		w.event(t)
+	}
+	w.sender.delay = time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, owner := range []string{"instance-a", "instance-b"} {
+		d := w.dispatcher(t, application.DispatcherConfig{Owner: owner, Concurrency: 8, PollInterval: time.Millisecond})
+		wg.Go(func() {
+			if err := d.Run(ctx); err != nil {
+				t.Errorf("Run %s: %v", owner, err)
+			}
+		})
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for w.outbox.count(ports.DeliveryDelivered) < n && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+
+	if got := w.outbox.count(ports.DeliveryDelivered); got != n {
+		t.Fatalf("%d of %d events delivered", got, n)
+	}
+	perEvent := map[string]int{}
+	for _, m := range w.sender.sent() {
+		perEvent[m.EventID]++
+	}
+	for id, c := range perEvent {
+		if c != 1 {
+			t.Errorf("event %s sent %d times", id, c)
+		}
+	}
+	if w.sender.overlap.Load() != 0 {
+		t.Errorf("an event was being sent twice at the same time")
+	}
+	for _, owner := range []string{"instance-a", "instance-b"} {
+		if w.outbox.claims(owner) == 0 {
+			t.Errorf("%s delivered nothing: the test did not make the dispatchers compete", owner)
+		}
+	}
+	if w.sender.maxInFlight.Load() > 16 {
+		t.Errorf("%d sends in flight, beyond the two dispatchers' 8 each", w.sender.maxInFlight.Load())
+	}
+}
+
+func TestRunKeepsToItsConcurrency(t *testing.T) {
+	w := newWhWorld(t)
+	const n = 60
+	for range n {
+		w.event(t)
+	}
+	w.sender.delay = 2 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	d := w.dispatcher(t, application.DispatcherConfig{Concurrency: 3, PollInterval: time.Hour})
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for w.outbox.count(ports.DeliveryDelivered) < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The poll interval is an hour: every delivery after the first three was claimed because a
+	// slot came free, not because of the timer.
+	if got := w.outbox.count(ports.DeliveryDelivered); got != n {
+		t.Fatalf("%d of %d delivered", got, n)
+	}
+	if m := w.sender.maxInFlight.Load(); m > 3 {
+		t.Errorf("%d sends in flight, want at most 3", m)
+	}
+}
+
+func TestListEvents(t *testing.T) {
+	w := newWhWorld(t)
+	txs := &whTransactions{owned: map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"}}
+	wds := &whWithdrawals{owned: map[string]string{"wd-1": "acc-1"}}
+	first := w.event(t)
+	w.clock.Advance(time.Second)
+	second := w.event(t)
+	w.eventOf(t, "acc-2", domain.ResourceTransaction, "tx-2")
+	wdEvent := w.eventOf(t, "acc-1", domain.ResourceWithdrawal, "wd-1")
+	uc := application.NewListEvents(txs, wds, w.outbox)
+	me := domain.Principal{AccountID: "acc-1"}
+	ctx := context.Background()
+
+	t.Run("a transaction's events come oldest first", func(t *testing.T) {
+		ds, err := uc.Execute(ctx, me, domain.ResourceTransaction, "tx-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 2 || ds[0].Event.ID != first.ID || ds[1].Event.ID != second.ID {
+			t.Errorf("got %v, want the two events of tx-1 in order", whIDs(ds))
+		}
+	})
+	t.Run("a withdrawal's events are its own", func(t *testing.T) {
+		ds, err := uc.Execute(ctx, me, domain.ResourceWithdrawal, "wd-1")
+		if err != nil || len(ds) != 1 || ds[0].Event.ID != wdEvent.ID {
+			t.Errorf("got %v, %v; want the withdrawal's event", whIDs(ds), err)
+		}
+	})
+	t.Run("a transaction without events has an empty list", func(t *testing.T) {
+		ds, err := uc.Execute(ctx, me, domain.ResourceTransaction, "tx-quiet")
+		if err != nil || ds == nil || len(ds) != 0 {
+			t.Errorf("got %#v, %v; want an empty list", ds, err)
+		}
+	})
+	t.Run("another account's transaction is not found", func(t *testing.T) {
+		if _, err := uc.Execute(ctx, me, domain.ResourceTransaction, "tx-2"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("err = %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("a missing withdrawal is not found", func(t *testing.T) {
+		if _, err := uc.Execute(ctx, me, domain.ResourceWithdrawal, "wd-404"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("err = %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("a transaction id is not looked up as a withdrawal", func(t *testing.T) {
+		if _, err := uc.Execute(ctx, me, domain.ResourceWithdrawal, "tx-1"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("err = %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("an unknown kind of resource is an error", func(t *testing.T) {
+		if _, err := uc.Execute(ctx, me, domain.ResourceKind("refund"), "tx-1"); err == nil {
+			t.Error("no error")
+		}
+	})
+	t.Run("a nil port panics", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("NewListEvents accepted a nil outbox")
+			}
+		}()
+		application.NewListEvents(txs, wds, nil)
+	})
+}
+
+func whIDs(ds []ports.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Event.ID
+	}
+	return out
+}
+
+// ---- fakes ----
+
+type whClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *whClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *whClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// whRealClock is the wall clock, for tests that run against real receivers.
+type whRealClock struct{}
+
+func (whRealClock) Now() time.Time { return time.Now() }
+
+// whOutbox is an in-memory ports.Outbox that honours leases as the port says: a held delivery
+// is claimable again only once its lease ended, and only its holder may record an attempt.
+type whOutbox struct {
+	mu        sync.Mutex
+	items     map[string]*whItem
+	pending   map[string]*whItem // the pending subset of items, so that claims stay cheap
+	claimedBy map[string]int     // owner → deliveries claimed
+	seq       int
+}
+
+type whItem struct {
+	d     ports.Delivery
+	owner string
+	until time.Time
+	seq   int
+}
+
+func newWhOutbox() *whOutbox {
+	return &whOutbox{items: map[string]*whItem{}, pending: map[string]*whItem{}, claimedBy: map[string]int{}}
+}
+
+func (o *whOutbox) add(e domain.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seq++
+	it := &whItem{d: ports.Delivery{Event: e, Status: ports.DeliveryPending, NextAttemptAt: e.CreatedAt}, seq: o.seq}
+	o.items[e.ID] = it
+	o.pending[e.ID] = it
+}
+
+func whCopy(d ports.Delivery) ports.Delivery {
+	d.Attempts = slices.Clone(d.Attempts)
+	return d
+}
+
+func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]ports.Delivery, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var due []*whItem
+	for _, it := range o.pending {
+		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) {
+			due = append(due, it)
+		}
+	}
+	slices.SortFunc(due, func(a, b *whItem) int {
+		return cmp.Or(a.d.NextAttemptAt.Compare(b.d.NextAttemptAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := []ports.Delivery{}
+	for _, it := range due[:min(limit, len(due))] {
+		it.owner, it.until = owner, now.Add(lease)
+		o.claimedBy[owner]++
+		out = append(out, whCopy(it.d))
+	}
+	return out, nil
+}
+
+func (o *whOutbox) RecordAttempt(ctx context.Context, eventID, owner string, a ports.Attempt, status ports.DeliveryStatus, next time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	it := o.items[eventID]
+	if it == nil || it.owner != owner {
+		return fmt.Errorf("delivery %s not held by %s: %w", eventID, owner, ports.ErrVersionConflict)
+	}
+	it.d.Attempts = append(it.d.Attempts, a)
+	it.d.Status, it.d.NextAttemptAt = status, next
+	it.owner, it.until = "", time.Time{}
+	if status != ports.DeliveryPending {
+		delete(o.pending, eventID)
+	}
+	return nil
+}
+
+func (o *whOutbox) Release(ctx context.Context, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, it := range o.items {
+		if it.owner == owner {
+			it.owner, it.until = "", time.Time{}
+		}
+	}
+	return nil
+}
+
+func (o *whOutbox) Deliveries(ctx context.Context, accountID string, kind domain.ResourceKind, resourceID string) ([]ports.Delivery, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var its []*whItem
+	for _, it := range o.items {
+		e := it.d.Event
+		if e.AccountID == accountID && e.Kind == kind && e.ResourceID == resourceID {
+			its = append(its, it)
+		}
+	}
+	slices.SortFunc(its, func(a, b *whItem) int {
+		return cmp.Or(a.d.Event.CreatedAt.Compare(b.d.Event.CreatedAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := []ports.Delivery{}
+	for _, it := range its {
+		out = append(out, whCopy(it.d))
+	}
+	return out, nil
+}
+
+func (o *whOutbox) get(id string) ports.Delivery {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return whCopy(o.items[id].d)
+}
+
+func (o *whOutbox) owner(id string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.items[id].owner
+}
+
+func (o *whOutbox) claims(owner string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.claimedBy[owner]
+}
+
+func (o *whOutbox) count(s ports.DeliveryStatus) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, it := range o.items {
+		if it.d.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// whAccounts serves the accounts' webhook secrets. Only the methods the dispatcher and the
+// tests use are implemented; the embedded interface stays nil, so any other call panics.
+type whAccounts struct {
+	ports.AccountRepository
+	mu       sync.Mutex
+	accounts map[string]*domain.Account
+	getErr   error
+}
+
+func newWhAccounts() *whAccounts { return &whAccounts{accounts: map[string]*domain.Account{}} }
+
+func (r *whAccounts) add(t testing.TB, id, secret string) {
+	t.Helper()
+	a, err := domain.NewAccount(id, "Loja "+id, domain.AllScopes(), secret, whStart.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.accounts[id] = a
+}
+
+func (r *whAccounts) failGet(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.getErr = err
+}
+
+func (r *whAccounts) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.getErr != nil {
+		return nil, r.getErr
+	}
+	a, ok := r.accounts[id]
+	if !ok {
+		return nil, domain.ErrNotFound
+	}
+	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), a.Webhook(), a.CreatedAt()), nil
+}
+
+func (r *whAccounts) UpdateAccount(ctx context.Context, id string, fn func(*domain.Account) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.accounts[id]
+	if !ok {
+		return domain.ErrNotFound
+	}
+	return fn(a)
+}
+
+// whEncoder stands in for the HTTP adapter's encoder: the event's id and type as JSON.
+type whEncoder struct{}
+
+func (whEncoder) EncodeEvent(e domain.Event) ([]byte, error) {
+	return json.Marshal(map[string]string{"id": e.ID, "type": e.Type, "createdAt": e.CreatedAt.Format(time.RFC3339Nano)})
+}
+
+// whMessage is a message as the fake sender saw it, with the context of its call.
+type whMessage struct {
+	ports.WebhookMessage
+	Ctx context.Context
+}
+
+type whReply func(m whMessage) (ports.WebhookResponse, error)
+
+func whStatus(code int) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
+	return func(ports.WebhookMessage) (ports.WebhookResponse, error) {
+		return ports.WebhookResponse{StatusCode: code}, nil
+	}
+}
+
+func whFail(text string) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
+	return func(ports.WebhookMessage) (ports.WebhookResponse, error) {
+		return ports.WebhookResponse{}, errors.New(text)
+	}
+}
+
+// whSender answers scripted replies in order, then the fallback (200 when none). It counts
+// sends in flight, overall and per event, to catch a delivery sent twice at once.
+type whSender struct {
+	mu       sync.Mutex
+	replies  []whReply
+	fallback func(ports.WebhookMessage) (ports.WebhookResponse, error)
+	delay    time.Duration
+	msgs     []ports.WebhookMessage
+	inFlight map[string]int
+	current  atomic.Int64
+
+	maxInFlight atomic.Int64
+	overlap     atomic.Int64
+}
+
+// script queues replies; a reply may also take the whMessage form to see the context.
+func (s *whSender) script(replies ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range replies {
+		switch f := r.(type) {
+		case func(ports.WebhookMessage) (ports.WebhookResponse, error):
+			s.replies = append(s.replies, func(m whMessage) (ports.WebhookResponse, error) { return f(m.WebhookMessage) })
+		case func(whMessage) (ports.WebhookResponse, error):
+			s.replies = append(s.replies, f)
+		default:
+			panic(fmt.Sprintf("whSender.script: %T", r))
+		}
+	}
+}
+
+func (s *whSender) Send(ctx context.Context, m ports.WebhookMessage) (ports.WebhookResponse, error) {
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	if s.inFlight == nil {
+		s.inFlight = map[string]int{}
+	}
+	s.inFlight[m.EventID]++
+	if s.inFlight[m.EventID] > 1 {
+		s.overlap.Add(1)
+	}
+	var reply whReply
+	if len(s.replies) > 0 {
+		reply, s.replies = s.replies[0], s.replies[1:]
+	}
+	fallback := s.fallback
+	s.mu.Unlock()
+	now := s.current.Add(1)
+	for {
+		old := s.maxInFlight.Load()
+		if now <= old || s.maxInFlight.CompareAndSwap(old, now) {
+			break
+		}
+	}
+	defer func() {
+		s.current.Add(-1)
+		s.mu.Lock()
+		s.inFlight[m.EventID]--
+		s.mu.Unlock()
+	}()
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	switch {
+	case reply != nil:
+		return reply(whMessage{WebhookMessage: m, Ctx: ctx})
+	case fallback != nil:
+		return fallback(m)
+	}
+	return ports.WebhookResponse{StatusCode: 200}, nil
+}
+
+func (s *whSender) sent() []ports.WebhookMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.msgs)
+}
+
+// whTransactions knows which account owns which transaction; only Get is implemented.
+type whTransactions struct {
+	ports.TransactionRepository
+	owned map[string]string // transaction id → account id
+}
+
+func (r *whTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
+	if r.owned[id] != accountID || accountID == "" {
+		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+	}
+	return &domain.Transaction{}, nil
+}
+
+// whWithdrawals is whTransactions for withdrawals.
+type whWithdrawals struct {
+	ports.WithdrawalRepository
+	owned map[string]string
+}
+
+func (r *whWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
+	if r.owned[id] != accountID || accountID == "" {
+		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+	}
+	return &domain.Withdrawal{}, nil
+}
