@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestConfigDefaultsAreValid(t *testing.T) {
+	cfg, err := loadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("the defaults must load: %v", err)
+	}
+	if cfg.Addr != ":8080" || cfg.Store != "memory" || cfg.TokenTTL.Seconds() != 3600 || cfg.RateLimitRPS != 50 || cfg.RateLimitBurst != 100 {
+		t.Fatalf("defaults = %+v", cfg)
+	}
+}
+
+func TestConfigBadValueStopsWithOneLineNamingTheVariable(t *testing.T) {
+	cases := map[string]string{
+		"PIXGATE_ADDR":                   "8080",
+		"PIXGATE_STORE":                  "postgres",
+		"PIXGATE_TOKEN_TTL":              "forever",
+		"PIXGATE_RATE_LIMIT_RPS":         "-1",
+		"PIXGATE_SANDBOX":                "yes please",
+		"PIXGATE_CREDENTIAL_KEY":         "tooshort",
+		"PIXGATE_MONGODB_URI":            "postgres://x",
+		"PIXGATE_SEED_CLIENTS":           "only-a-name",
+		"PIXGATE_ACQUIRER_SECRET":        "short-secret",
+		"PIXGATE_SANDBOX_SETTLE_SECONDS": "-3",
+		"PIXGATE_MONGODB_TIMEOUT":        "0s",
+	}
+	for name, value := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadConfig(func(k string) string {
+				if k == name {
+					return value
+				}
+				return ""
+			})
+			if err == nil {
+				t.Fatalf("%s=%q was accepted", name, value)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, name+":") || strings.Contains(msg, "\n") {
+				t.Fatalf("message %q must be one line starting with the variable", msg)
+			}
+			if len(value) > 6 && strings.Contains(msg, value) {
+				t.Fatalf("message %q repeats the value, which may be a secret", msg)
+			}
+		})
+	}
+	t.Run("mongo without a credential key", func(t *testing.T) {
+		_, err := loadConfig(func(k string) string { return map[string]string{"PIXGATE_STORE": "mongo"}[k] })
+		if err == nil || !strings.HasPrefix(err.Error(), "PIXGATE_CREDENTIAL_KEY:") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+// TestREADMEListsEveryVariable keeps the README's configuration table and the code's list of
+// variables the same, names and defaults.
+func TestREADMEListsEveryVariable(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `(PIXGATE_[A-Z0-9_]+)` \\| `([^`]*)` \\|")
+	documented := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(raw), -1) {
+		documented[m[1]] = m[2]
+	}
+	var inCode []string
+	for _, s := range settings() {
+		inCode = append(inCode, s.name)
+		def, ok := documented[s.name]
+		if !ok {
+			t.Errorf("README lacks a row for %s (| `%s` | `%s` | %s |)", s.name, s.name, s.def, s.doc)
+			continue
+		}
+		if def != s.def {
+			t.Errorf("README gives %s the default %q; the code has %q", s.name, def, s.def)
+		}
+	}
+	for name := range documented {
+		if !slices.Contains(inCode, name) {
+			t.Errorf("README documents %s, which the code does not read", name)
+		}
+	}
+}
