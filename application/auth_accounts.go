@@ -195,13 +195,18 @@ func (uc *DisableAccount) Execute(ctx context.Context, accountID string) error {
 	})
 }
 
-// GetWebhookSecret shows the caller's account's webhook signing secrets.
-type GetWebhookSecret struct{ repo ports.AccountRepository }
+// GetWebhookSecret shows the caller's account's webhook signing secrets: the current one and,
+// while its overlap lasts, the previous one (after it, the previous is left out: it no longer
+// signs anything).
+type GetWebhookSecret struct {
+	repo  ports.AccountRepository
+	clock ports.Clock
+}
 
-// NewGetWebhookSecret builds the use case; the repository is required.
-func NewGetWebhookSecret(repo ports.AccountRepository) *GetWebhookSecret {
-	requirePorts("NewGetWebhookSecret", repo)
-	return &GetWebhookSecret{repo: repo}
+// NewGetWebhookSecret builds the use case; every port is required.
+func NewGetWebhookSecret(repo ports.AccountRepository, clock ports.Clock) *GetWebhookSecret {
+	requirePorts("NewGetWebhookSecret", repo, clock)
+	return &GetWebhookSecret{repo: repo, clock: clock}
 }
 
 // Execute returns p's account's secrets.
@@ -210,7 +215,11 @@ func (uc *GetWebhookSecret) Execute(ctx context.Context, p domain.Principal) (do
 	if err != nil {
 		return domain.WebhookSecrets{}, err
 	}
-	return account.Webhook(), nil
+	w := account.Webhook()
+	if w.PreviousExpiresAt != nil && !uc.clock.Now().Before(*w.PreviousExpiresAt) {
+		w.Previous, w.PreviousExpiresAt = "", nil
+	}
+	return w, nil
 }
 
 // RotateWebhookSecret gives the caller's account a new webhook signing secret; the current one

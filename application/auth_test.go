@@ -504,7 +504,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 	ctx := context.Background()
 	acc := w.newAccount(t)
 	p := domain.Principal{AccountID: acc.Account.ID()}
-	get := application.NewGetWebhookSecret(w.repo)
+	get := application.NewGetWebhookSecret(w.repo, w.clock)
 	rotate := application.NewRotateWebhookSecret(w.repo, w.clock)
 
 	first, err := get.Execute(ctx, p)
@@ -537,6 +537,14 @@ func TestWebhookSecretRotation(t *testing.T) {
 	if stored.Current != rotated.Current || stored.Previous != rotated.Previous {
 		t.Errorf("stored %+v, answered %+v", stored, rotated)
 	}
+	w.clock.Advance(application.WebhookOverlap)
+	after, err := get.Execute(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Current != rotated.Current || after.Previous != "" || after.PreviousExpiresAt != nil {
+		t.Errorf("after the overlap: %+v, want the previous secret gone", after)
+	}
 	if _, err := get.Execute(ctx, domain.Principal{AccountID: "missing"}); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("unknown account = %v", err)
 	}
@@ -562,8 +570,8 @@ func TestConstructorsRefuseNilPorts(t *testing.T) {
 		"RevokeCredential without clock":    func() { application.NewRevokeCredential(w.repo, nil) },
 		"ListAccounts without repository":   func() { application.NewListAccounts(nil) },
 		"DisableAccount without repository": func() { application.NewDisableAccount(nil) },
-		"GetWebhookSecret without repository": func() {
-			application.NewGetWebhookSecret(nil)
+		"GetWebhookSecret without clock": func() {
+			application.NewGetWebhookSecret(w.repo, nil)
 		},
 		"RotateWebhookSecret without clock": func() { application.NewRotateWebhookSecret(w.repo, nil) },
 	} {

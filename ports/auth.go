@@ -25,7 +25,8 @@ type AccountRepository interface {
 	// UpdateAccount loads the account with id, calls fn with it and stores what fn left, as one
 	// atomic step: concurrent updates of one account are applied one after the other, each fn
 	// seeing the result of the previous one (fn may therefore run more than once). When fn
-	// returns an error nothing is stored and UpdateAccount returns that error unchanged.
+	// returns an error nothing is stored and UpdateAccount returns that error unchanged. fn
+	// must not call the repository (an adapter may hold a lock while it runs).
 	// Unknown id: domain.ErrNotFound, fn not called. An adapter that gives up retrying a
 	// contended update answers ErrVersionConflict, having stored nothing.
 	UpdateAccount(ctx context.Context, id string, fn func(*domain.Account) error) error
@@ -83,9 +84,11 @@ type TokenClaims struct {
 //
 // Verify is safe for concurrent use. Every token that is not valid now (malformed, wrong
 // algorithm, unknown key, bad signature, expired, not yet valid, wrong issuer or audience,
-// missing claims) answers ErrInvalidToken and nothing else, whatever the reason, so that no
-// caller can tell the checks apart. A verifier that needs a remote key set and cannot fetch
-// it answers ErrInvalidToken as well (the token cannot be proved valid).
+// missing claims) answers an error matching ErrInvalidToken (errors.Is) and no other
+// sentinel, whatever the reason, so that no answer can tell the checks apart; the error's
+// text may name the failed check for the log, never for the client. A verifier that needs a
+// remote key set and cannot fetch it answers ErrInvalidToken as well (the token cannot be
+// proved valid).
 type TokenVerifier interface {
 	Verify(ctx context.Context, raw string) (TokenClaims, error)
 }

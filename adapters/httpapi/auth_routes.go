@@ -1,9 +1,365 @@
 package httpapi
 
-import "github.com/gorilla/mux"
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
-// AuthDeps are the use cases of the authentication routes.
-type AuthDeps struct{}
+	"github.com/gorilla/mux"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// TokenGranter trades client credentials for an access token: application.IssueToken, or
+// application.IssueUpstreamToken when an upstream OpenID Connect provider judges them.
+// Errors: ports.ErrInvalidCredentials (401), ports.ErrUpstreamUnavailable (502),
+// ports.ErrUnavailable (503).
+type TokenGranter interface {
+	Execute(ctx context.Context, clientID, clientSecret string) (application.TokenGrant, error)
+}
+
+// AuthDeps are the use cases of the authentication routes. A nil field leaves its routes out.
+type AuthDeps struct {
+	Token TokenGranter // POST and GET /auth/token
+	// JWKS is the JSON Web Key Set document of the token verification keys, served as is at
+	// GET /.well-known/jwks.json (jwtauth.Verifier.JWKS).
+	JWKS                []byte
+	CreateCredential    *application.CreateCredential    // POST /auth/credentials
+	RevokeCredential    *application.RevokeCredential    // DELETE /auth/credentials/{clientId}
+	GetWebhookSecret    *application.GetWebhookSecret    // GET /webhook/secret
+	RotateWebhookSecret *application.RotateWebhookSecret // POST /webhook/secret/rotate
+}
 
 // authRoutes registers the token, JWKS, credential and webhook-secret routes.
-func (s *Server) authRoutes(r *mux.Router) {}
+func (s *Server) authRoutes(r *mux.Router) {
+	d := s.deps.Auth
+	if d.Token != nil {
+		r.Name("auth.token").Methods(http.MethodPost).Path("/auth/token").HandlerFunc(s.postToken)
+		r.Name("auth.token.get").Methods(http.MethodGet).Path("/auth/token").HandlerFunc(s.getToken)
+	}
+	if d.JWKS != nil {
+		r.Name("auth.jwks").Methods(http.MethodGet).Path("/.well-known/jwks.json").HandlerFunc(s.jwks)
+	}
+	if d.CreateCredential != nil {
+		r.Name("auth.credentials.create").Methods(http.MethodPost).Path("/auth/credentials").
+			Handler(s.authed("", s.createCredential))
+	}
+	if d.RevokeCredential != nil {
+		r.Name("auth.credentials.revoke").Methods(http.MethodDelete).Path("/auth/credentials/{clientId}").
+			Handler(s.authed("", s.revokeCredential))
+	}
+	if d.GetWebhookSecret != nil {
+		r.Name("webhook.secret.get").Methods(http.MethodGet).Path("/webhook/secret").
+			Handler(s.authed("", s.getWebhookSecret))
+	}
+	if d.RotateWebhookSecret != nil {
+		r.Name("webhook.secret.rotate").Methods(http.MethodPost).Path("/webhook/secret/rotate").
+			Handler(s.authed("", s.rotateWebhookSecret))
+	}
+}
+
+// The token endpoint speaks OAuth 2.0 (RFC 6749 section 5.2 error bodies), not problem
+// details, so that OAuth client libraries understand its refusals; tokenErrorTable is its
+// counterpart of errorTable.
+var tokenErrorTable = []struct {
+	err    error
+	status int
+	code   string
+	detail string
+}{
+	{ports.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_client", "invalid client credentials"},
+	{ports.ErrUpstreamUnavailable, http.StatusBadGateway, "temporarily_unavailable", "the authentication provider cannot be reached; retry later"},
+	{ports.ErrUnavailable, http.StatusServiceUnavailable, "temporarily_unavailable", "the service is temporarily unavailable; retry later"},
+}
+
+// Bounds on what a token request may carry; pixgate's own ids and secrets are far shorter.
+const (
+	maxClientIDLength     = 256
+	maxClientSecretLength = 1024
+)
+
+type authTokenView struct {
+	AccessToken      string `json:"access_token"`
+	ExpiresIn        int64  `json:"expires_in"` // Unix time of expiry, as the interface document says
+	RefreshExpiresIn int    `json:"refresh_expires_in"`
+	TokenType        string `json:"token_type"`
+	NotBeforePolicy  int    `json:"not-before-policy"`
+	Scope            string `json:"scope"`
+	ExpiresInSec     int64  `json:"expires_in_sec"`
+}
+
+type authTokenErrorView struct {
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+}
+
+// writeTokenError answers an RFC 6749 error. A 401 to a client that authenticated with HTTP
+// Basic carries the Basic challenge (RFC 6749 section 5.2).
+func writeTokenError(w http.ResponseWriter, status int, code, description string, basic bool) {
+	if status == http.StatusUnauthorized && basic {
+		w.Header().Set("WWW-Authenticate", `Basic realm="pixgate", charset="UTF-8"`)
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, status, authTokenErrorView{Error: code, ErrorDescription: description})
+}
+
+func invalidTokenRequest(w http.ResponseWriter, description string) {
+	writeTokenError(w, http.StatusBadRequest, "invalid_request", description, false)
+}
+
+// postToken is POST /auth/token: a form body with the grant type and, unless they come in an
+// HTTP Basic header, the client credentials.
+func (s *Server) postToken(w http.ResponseWriter, r *http.Request) {
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil || query.Has("client_secret") {
+		invalidTokenRequest(w, "credentials must not be sent in the query string")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeTokenError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body exceeds 1 MiB", false)
+		return
+	}
+	if err != nil {
+		invalidTokenRequest(w, "the request body could not be read")
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" || len(body) > 0 {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/x-www-form-urlencoded" {
+			invalidTokenRequest(w, "the body must be application/x-www-form-urlencoded")
+			return
+		}
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		invalidTokenRequest(w, "the form body is malformed")
+		return
+	}
+	s.grantToken(w, r, form, false)
+}
+
+// getToken is GET /auth/token: credentials in an HTTP Basic header only, since a query string
+// lands in access logs.
+func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		invalidTokenRequest(w, "the query string is malformed")
+		return
+	}
+	if query.Has("client_secret") {
+		invalidTokenRequest(w, "client_secret must not be sent in the query string; use an HTTP Basic header")
+		return
+	}
+	s.grantToken(w, r, query, true)
+}
+
+// grantToken checks the token request's parameters, reads the credentials and answers the
+// token or the RFC 6749 error.
+func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.Values, basicOnly bool) {
+	for name, values := range params {
+		if len(values) > 1 {
+			invalidTokenRequest(w, fmt.Sprintf("parameter %s is repeated", safeParamName(name)))
+			return
+		}
+	}
+	if params.Has("grant_type") {
+		switch gt := params.Get("grant_type"); gt {
+		case "client_credentials":
+		case "":
+			invalidTokenRequest(w, "grant_type is empty")
+			return
+		default:
+			writeTokenError(w, http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported", false)
+			return
+		}
+	}
+
+	basicID, basicSecret, basic, err := basicCredentials(r)
+	if err != nil {
+		if errors.Is(err, errNotBasic) {
+			writeTokenError(w, http.StatusUnauthorized, "invalid_client", "client authentication must use HTTP Basic or the form body", true)
+			return
+		}
+		invalidTokenRequest(w, err.Error())
+		return
+	}
+	var clientID, secret string
+	switch {
+	case basic:
+		if params.Has("client_secret") {
+			invalidTokenRequest(w, "send the credentials either in the Basic header or in the form, not both")
+			return
+		}
+		if params.Has("client_id") && params.Get("client_id") != basicID {
+			invalidTokenRequest(w, "client_id differs from the Basic header's")
+			return
+		}
+		clientID, secret = basicID, basicSecret
+	case basicOnly:
+		invalidTokenRequest(w, "GET /auth/token needs the credentials in an HTTP Basic header")
+		return
+	default:
+		clientID, secret = params.Get("client_id"), params.Get("client_secret")
+	}
+	switch {
+	case clientID == "":
+		invalidTokenRequest(w, "client_id is required")
+		return
+	case secret == "":
+		invalidTokenRequest(w, "client_secret is required")
+		return
+	case len(clientID) > maxClientIDLength || len(secret) > maxClientSecretLength:
+		invalidTokenRequest(w, "client_id or client_secret is too long")
+		return
+	}
+
+	grant, err := s.deps.Auth.Token.Execute(r.Context(), clientID, secret)
+	if err != nil {
+		for _, e := range tokenErrorTable {
+			if errors.Is(err, e.err) {
+				if e.status >= 500 {
+					s.log.WarnContext(r.Context(), "token request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
+				}
+				writeTokenError(w, e.status, e.code, e.detail, basic)
+				return
+			}
+		}
+		s.log.ErrorContext(r.Context(), "token request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
+		writeTokenError(w, http.StatusInternalServerError, "server_error", "an internal error occurred; quote the request id to support", basic)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, authTokenView{
+		AccessToken:  grant.AccessToken,
+		ExpiresIn:    grant.ExpiresAt.Unix(),
+		TokenType:    "Bearer",
+		Scope:        domain.JoinScopes(grant.Scopes),
+		ExpiresInSec: int64(grant.Lifetime / time.Second),
+	})
+}
+
+// errNotBasic: an Authorization header with another scheme than Basic.
+var errNotBasic = errors.New("authorization scheme is not Basic")
+
+// basicCredentials reads an HTTP Basic header. As RFC 6749 section 2.3.1 says, the client id
+// and the secret are form-encoded before being joined, so they are decoded here (a secret
+// holding "%" or "+" must be sent encoded). No header: basic is false and err nil.
+func basicCredentials(r *http.Request) (clientID, secret string, basic bool, err error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", "", false, nil
+	}
+	scheme, payload, _ := strings.Cut(h, " ")
+	if !strings.EqualFold(scheme, "Basic") {
+		return "", "", false, errNotBasic
+	}
+	raw, decodeErr := base64.StdEncoding.DecodeString(strings.TrimSpace(payload))
+	if decodeErr != nil {
+		return "", "", true, errors.New("the Basic header is not valid base64")
+	}
+	id, sec, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return "", "", true, errors.New("the Basic header lacks the ':' between client_id and client_secret")
+	}
+	if clientID, err = url.QueryUnescape(id); err != nil {
+		return "", "", true, errors.New("the Basic header's client_id is not form-encoded")
+	}
+	if secret, err = url.QueryUnescape(sec); err != nil {
+		return "", "", true, errors.New("the Basic header's client_secret is not form-encoded")
+	}
+	return clientID, secret, true, nil
+}
+
+// safeParamName keeps a client-chosen parameter name fit to echo in an error.
+func safeParamName(name string) string {
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// jwks is GET /.well-known/jwks.json; it needs no token and ignores one sent.
+func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	writeJSONBytes(w, http.StatusOK, s.deps.Auth.JWKS)
+}
+
+type authCredentialView struct {
+	ClientID     string  `json:"client_id"`
+	ClientSecret string  `json:"client_secret"`
+	CreatedAt    isoTime `json:"createdAt"`
+}
+
+// createCredential is POST /auth/credentials: a new credential for the token's account, its
+// secret shown this once.
+func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) {
+	cred, err := s.deps.Auth.CreateCredential.Execute(r.Context(), principalFrom(r.Context()))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, authCredentialView{ClientID: cred.ClientID, ClientSecret: cred.Secret, CreatedAt: isoTime(cred.CreatedAt)})
+}
+
+// revokeCredential is DELETE /auth/credentials/{clientId}: 204, or 404 for another account's
+// or an unknown client id.
+func (s *Server) revokeCredential(w http.ResponseWriter, r *http.Request) {
+	if err := s.deps.Auth.RevokeCredential.Execute(r.Context(), principalFrom(r.Context()), mux.Vars(r)["clientId"]); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type authWebhookSecretView struct {
+	Secret            string   `json:"secret"`
+	PreviousSecret    *string  `json:"previousSecret"`
+	PreviousExpiresAt *isoTime `json:"previousExpiresAt"`
+}
+
+func writeWebhookSecrets(w http.ResponseWriter, ws domain.WebhookSecrets) {
+	v := authWebhookSecretView{Secret: ws.Current, PreviousSecret: nullableString(ws.Previous)}
+	if ws.Previous != "" {
+		v.PreviousExpiresAt = isoPtr(ws.PreviousExpiresAt)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, v)
+}
+
+// getWebhookSecret is GET /webhook/secret.
+func (s *Server) getWebhookSecret(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.deps.Auth.GetWebhookSecret.Execute(r.Context(), principalFrom(r.Context()))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeWebhookSecrets(w, ws)
+}
+
+// rotateWebhookSecret is POST /webhook/secret/rotate.
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.deps.Auth.RotateWebhookSecret.Execute(r.Context(), principalFrom(r.Context()))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeWebhookSecrets(w, ws)
+}

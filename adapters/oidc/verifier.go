@@ -6,7 +6,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,10 +66,9 @@ type Verifier struct {
 	client *http.Client
 	parser *jwt.Parser
 
-	mu        sync.RWMutex
-	keys      map[string]any // kid -> *rsa.PublicKey or *ecdsa.PublicKey
-	fetchedAt time.Time      // zero before the first successful fetch
-	triedAt   time.Time      // last attempt, successful or not
+	mu      sync.RWMutex
+	keys    map[string]any // kid -> *rsa.PublicKey or *ecdsa.PublicKey
+	triedAt time.Time      // last attempt, successful or not
 
 	fetchMu sync.Mutex // one fetch at a time
 }
@@ -201,7 +199,9 @@ func (v *Verifier) refresh(ctx context.Context) error {
 	if !tried.IsZero() && now.Sub(tried) < v.cfg.RefetchInterval {
 		return nil // a recent attempt stands; the caller looks the kid up again
 	}
-	keys, err := v.fetch(ctx)
+	// One request giving up must not cost everyone a RefetchInterval: the fetch runs to its
+	// own timeout whatever happens to the request that caused it.
+	keys, err := v.fetch(context.WithoutCancel(ctx))
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.triedAt = now
@@ -209,7 +209,6 @@ func (v *Verifier) refresh(ctx context.Context) error {
 		return err
 	}
 	v.keys = keys
-	v.fetchedAt = now
 	return nil
 }
 

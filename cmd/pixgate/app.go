@@ -16,9 +16,14 @@ import (
 	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/qr"
 	"github.com/pixgate/pixgate/adapters/system"
+	"github.com/pixgate/pixgate/adapters/webhook"
 	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
+
+// jwtLeeway is the clock skew tolerated on token times: the contract's maximum.
+const jwtLeeway = 30 * time.Second
 
 // stores are the storage ports of the configured store.
 type stores struct {
@@ -83,9 +88,16 @@ type app struct {
 	hasher   *application.SecretHasher
 	issuer   *jwtauth.Issuer
 	verifier ports.TokenVerifier
+	jwks     []byte // the JWKS document of verifier's keys
 	emitter  *pix.Emitter
 	renderer *qr.Renderer
 	server   *httpapi.Server
+	// dispatcher delivers webhooks; tests drive it with DeliverDue.
+	dispatcher *application.Dispatcher
+	// onWebhookAttempt observes each delivery attempt (metrics); nil observes nothing.
+	onWebhookAttempt func(domain.Event, ports.Attempt, ports.DeliveryStatus)
+	// webhookOptions are the sender's options beyond the configuration.
+	webhookOptions webhook.Options
 	// jobs run in the background while the server serves, each every its interval.
 	jobs []job
 	// stopping runs at shutdown, after the last request and the jobs ended (leases...).
@@ -99,8 +111,13 @@ type job struct {
 	run      func(context.Context) (int, error)
 }
 
-func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
+// newApp assembles pixgate. Options adjust the app before anything is built (tests point the
+// webhook sender at their own resolver, for instance).
+func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*app)) (*app, error) {
 	a := &app{cfg: cfg, log: log, clock: system.Clock{}, ids: system.UUIDs{}}
+	for _, o := range options {
+		o(a)
+	}
 	var err error
 	if a.stores, err = openStores(ctx, cfg); err != nil {
 		return nil, err
@@ -116,9 +133,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
 	if a.issuer, err = jwtauth.NewIssuer(jwtCfg, key); err != nil {
 		return nil, err
 	}
-	if a.verifier, err = jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: jwtauth.MaxLeeway, CacheSize: 10_000}, &key.PublicKey); err != nil {
+	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: jwtLeeway, CacheSize: 10_000}, &key.PublicKey)
+	if err != nil {
 		return nil, err
 	}
+	a.verifier, a.jwks = verifier, verifier.JWKS()
 	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}

@@ -37,6 +37,8 @@ type Config struct {
 	UpstreamToken   string
 	UpstreamJWKS    string
 	UpstreamTimeout time.Duration
+	UpstreamIssuer  string
+	UpstreamAud     string
 
 	PixKey          string
 	MerchantName    string
@@ -140,6 +142,14 @@ func settings() []setting {
 			c.UpstreamJWKS = v
 			return urlOrEmpty(v)
 		}},
+		{"PIXGATE_AUTH_UPSTREAM_ISSUER", "", "iss the upstream provider's tokens must carry (required with the upstream).", func(c *Config, v string) error {
+			c.UpstreamIssuer = v
+			return nil
+		}},
+		{"PIXGATE_AUTH_UPSTREAM_AUDIENCE", "", "aud the upstream provider's tokens must carry (required with the upstream).", func(c *Config, v string) error {
+			c.UpstreamAud = v
+			return nil
+		}},
 		{"PIXGATE_AUTH_UPSTREAM_TIMEOUT", "5s", "Timeout of calls to the upstream provider.", durationSetting(func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
 		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments (sandbox: any key).", nonEmpty(func(c *Config) *string { return &c.PixKey })},
 		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
@@ -208,8 +218,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if c.Store == "mongo" && len(c.CredentialKey) == 0 {
 		return Config{}, fmt.Errorf("PIXGATE_CREDENTIAL_KEY: required with PIXGATE_STORE=mongo, so that stored secrets still match after a restart")
 	}
-	if (c.UpstreamToken == "") != (c.UpstreamJWKS == "") {
-		return Config{}, fmt.Errorf("PIXGATE_AUTH_UPSTREAM_JWKS_URL: set it together with PIXGATE_AUTH_UPSTREAM_TOKEN_URL")
+	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {
+		for name, v := range map[string]string{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": c.UpstreamToken,
+			"PIXGATE_AUTH_UPSTREAM_JWKS_URL": c.UpstreamJWKS, "PIXGATE_AUTH_UPSTREAM_ISSUER": c.UpstreamIssuer,
+			"PIXGATE_AUTH_UPSTREAM_AUDIENCE": c.UpstreamAud} {
+			if v == "" {
+				return Config{}, fmt.Errorf("%s: required when an upstream authentication provider is configured", name)
+			}
+		}
 	}
 	return c, nil
 }

@@ -45,7 +45,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func newEnv(t *testing.T, vars map[string]string) *env {
+func newEnv(t *testing.T, vars map[string]string, options ...func(*app)) *env {
 	t.Helper()
 	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0"}
 	for k, v := range vars {
@@ -56,7 +56,7 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 		t.Fatalf("config: %v", err)
 	}
 	logs := &syncBuffer{}
-	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), options...)
 	if err != nil {
 		t.Fatalf("building the app: %v", err)
 	}

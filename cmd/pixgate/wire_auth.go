@@ -1,6 +1,41 @@
 package main
 
-import "github.com/pixgate/pixgate/adapters/httpapi"
+import (
+	"fmt"
 
-// wireAuth wires the token, credential and webhook-secret routes.
-func (a *app) wireAuth(deps *httpapi.Deps) error { return nil }
+	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/oidc"
+	"github.com/pixgate/pixgate/application"
+)
+
+// wireAuth wires the token endpoint, the JWKS, the credential and the webhook-secret routes.
+// With an upstream OpenID Connect provider configured, the token endpoint delegates the
+// client-credentials exchange to it and requests are authenticated with its tokens (verified
+// against its JWKS); each upstream client id must exist as a local credential, which is how a
+// token finds its account.
+func (a *app) wireAuth(deps *httpapi.Deps) error {
+	st := a.stores
+	var granter httpapi.TokenGranter = application.NewIssueToken(st.accounts, a.issuer, a.hasher, a.cfg.TokenTTL)
+	if a.cfg.UpstreamToken != "" {
+		exchanger, err := oidc.NewExchanger(oidc.ExchangerConfig{TokenURL: a.cfg.UpstreamToken, Timeout: a.cfg.UpstreamTimeout, Clock: a.clock})
+		if err != nil {
+			return fmt.Errorf("PIXGATE_AUTH_UPSTREAM_TOKEN_URL: %w", err)
+		}
+		verifier, err := oidc.NewVerifier(oidc.VerifierConfig{JWKSURL: a.cfg.UpstreamJWKS, Issuer: a.cfg.UpstreamIssuer,
+			Audience: a.cfg.UpstreamAud, Leeway: jwtLeeway, Timeout: a.cfg.UpstreamTimeout, Clock: a.clock})
+		if err != nil {
+			return fmt.Errorf("PIXGATE_AUTH_UPSTREAM_JWKS_URL: %w", err)
+		}
+		granter = application.NewIssueUpstreamToken(st.accounts, exchanger)
+		deps.Authenticator = application.NewAuthenticate(verifier, st.accounts)
+	}
+	deps.Auth = httpapi.AuthDeps{
+		Token:               granter,
+		JWKS:                a.jwks,
+		CreateCredential:    application.NewCreateCredential(st.accounts, a.ids, a.clock, a.hasher),
+		RevokeCredential:    application.NewRevokeCredential(st.accounts, a.clock),
+		GetWebhookSecret:    application.NewGetWebhookSecret(st.accounts, a.clock),
+		RotateWebhookSecret: application.NewRotateWebhookSecret(st.accounts, a.clock),
+	}
+	return nil
+}
