@@ -45,7 +45,9 @@ type Deps struct {
 	RateLimiter       *RateLimiter // nil: POST /transaction is not limited
 	Ready             ports.Pinger
 	Observer          RequestObserver
-	Logger            *slog.Logger
+	// Metrics serves GET /metrics with the API; nil when metrics have their own address.
+	Metrics http.Handler
+	Logger  *slog.Logger
 
 	// Each route group's use cases, declared beside its routes.
 	Auth        AuthDeps       // auth_routes.go
@@ -123,4 +125,7 @@ func (s *Server) operationalRoutes(r *mux.Router) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+	if s.deps.Metrics != nil {
+		r.Name("metrics").Methods(http.MethodGet).Path("/metrics").Handler(s.deps.Metrics)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pixgate/pixgate/adapters/httpapi"
 	"github.com/pixgate/pixgate/adapters/jwtauth"
 	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/adapters/metrics"
 	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/qr"
 	"github.com/pixgate/pixgate/adapters/system"
@@ -92,6 +93,7 @@ type app struct {
 	emitter  *pix.Emitter
 	renderer *qr.Renderer
 	server   *httpapi.Server
+	metrics  *metrics.Metrics
 	// dispatcher delivers webhooks; tests drive it with DeliverDue.
 	dispatcher *application.Dispatcher
 	// onWebhookAttempt observes each delivery attempt (metrics); nil observes nothing.
@@ -142,6 +144,12 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
 	a.renderer = qr.NewRenderer(cfg.QRConcurrency)
+
+	// Metrics wrap the ports, so every use case built below is measured.
+	a.metrics = metrics.New()
+	a.stores.transactions = a.metrics.Transactions(a.stores.transactions)
+	a.stores.withdrawals = a.metrics.Withdrawals(a.stores.withdrawals)
+	a.onWebhookAttempt = a.metrics.ObserveDelivery
 	st := a.stores
 
 	expirer := application.NewExpireTransactions(st.transactions, a.clock)
@@ -149,13 +157,17 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 
 	deps := httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
-		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.renderer, a.ids, a.clock),
+		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.clock),
 		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
 		Ready:             st.pinger,
+		Observer:          a.metrics,
 		Logger:            log,
+	}
+	if cfg.MetricsAddr == "" {
+		deps.Metrics = a.metrics.Handler()
 	}
 	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks}
 	for _, wire := range wirings {

@@ -38,6 +38,16 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	if err != nil {
 		return fmt.Errorf("PIXGATE_ADDR: %w", err)
 	}
+	if cfg.MetricsAddr != "" {
+		metricsLn, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
+		}
+		metricsSrv := &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = metricsSrv.Serve(metricsLn) }()
+		defer metricsSrv.Close()
+	}
 	srv := &http.Server{
 		Handler:           a.server.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,

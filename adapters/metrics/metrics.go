@@ -1,0 +1,96 @@
+// Package metrics exports pixgate's Prometheus metrics with prometheus/client_golang: requests
+// by route template and status, transactions created and status changes by status, webhook
+// deliveries by outcome, QR rendering time and store call latency. It instruments ports by
+// wrapping them (a repository wrapped still is the same port), so neither the application nor
+// any other adapter knows metrics exist. Each Metrics has its own registry: no global state.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// Metrics holds pixgate's collectors and the registry that serves them.
+type Metrics struct {
+	registry       *prometheus.Registry
+	requests       *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
+	created        *prometheus.CounterVec
+	statusChanges  *prometheus.CounterVec
+	deliveries     *prometheus.CounterVec
+	deliveryTime   *prometheus.HistogramVec
+	qrRender       prometheus.Histogram
+	storeCallTimes *prometheus.HistogramVec
+}
+
+// New registers every collector, with the Go runtime and process collectors, on a fresh
+// registry.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pixgate_http_requests_total", Help: "HTTP requests answered, by route template, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "pixgate_http_request_duration_seconds", Help: "HTTP request latency, by route template, method and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method", "status"}),
+		created: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pixgate_transactions_created_total", Help: "Transactions stored at creation, by the status they were stored in.",
+		}, []string{"status"}),
+		statusChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pixgate_status_changes_total", Help: "Statuses entered by transactions and withdrawals after creation.",
+		}, []string{"resource", "status"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pixgate_webhook_deliveries_total", Help: "Webhook delivery attempts, by outcome (delivered, retry, failed).",
+		}, []string{"outcome"}),
+		deliveryTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "pixgate_webhook_delivery_duration_seconds", Help: "Webhook delivery attempt latency, by outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}, []string{"outcome"}),
+		qrRender: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pixgate_qr_render_duration_seconds", Help: "Time to draw one QR code PNG, waiting for a slot included.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 12),
+		}),
+		storeCallTimes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "pixgate_store_call_duration_seconds", Help: "Storage port call latency, by port, method and outcome.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5},
+		}, []string{"port", "method", "outcome"}),
+	}
+	m.registry.MustRegister(m.requests, m.latency, m.created, m.statusChanges, m.deliveries, m.deliveryTime,
+		m.qrRender, m.storeCallTimes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// ObserveRequest records one answered request (httpapi.RequestObserver).
+func (m *Metrics) ObserveRequest(route, method string, status int, elapsed time.Duration) {
+	s := strconv.Itoa(status)
+	m.requests.WithLabelValues(route, method, s).Inc()
+	m.latency.WithLabelValues(route, method, s).Observe(elapsed.Seconds())
+}
+
+// ObserveDelivery records one webhook attempt (application.DispatcherConfig.OnAttempt).
+func (m *Metrics) ObserveDelivery(_ domain.Event, a ports.Attempt, status ports.DeliveryStatus) {
+	outcome := "retry"
+	switch status {
+	case ports.DeliveryDelivered:
+		outcome = "delivered"
+	case ports.DeliveryFailed:
+		outcome = "failed"
+	}
+	m.deliveries.WithLabelValues(outcome).Inc()
+	m.deliveryTime.WithLabelValues(outcome).Observe(a.Duration.Seconds())
+}

@@ -1,0 +1,89 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/adapters/metrics"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+func scrape(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	b, _ := io.ReadAll(rec.Body)
+	return string(b)
+}
+
+func TestStatusChangesAndStoreOutcomesAreCounted(t *testing.T) {
+	m := metrics.New()
+	repo := m.Transactions(memory.NewStore().Transactions())
+	ctx := context.Background()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	tx, err := domain.NewTransaction("2b1c8f52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "acct", "SANDBOX",
+		domain.Order{Amount: 1000, PaymentMethod: domain.PaymentPIX, IsInfoProduct: true, ExpirationSeconds: 1800}, domain.Idempotency{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.AttachPix(domain.PixResponse{URI: "000201", ExpiresAt: now.Add(time.Hour)}, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Create(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Update(ctx, "acct", tx.ID(), func(t *domain.Transaction) error {
+		return t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: now, EndToEnd: "E1"}, now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = repo.Update(ctx, "acct", tx.ID(), func(t *domain.Transaction) error { return t.OpenDispute(now.Add(time.Hour)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A refused transition is no status change.
+	_, err = repo.Update(ctx, "acct", tx.ID(), func(t *domain.Transaction) error { return t.RequestRefund(now) })
+	if !errors.Is(err, domain.ErrInvalidTransition) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := repo.Get(ctx, "acct", "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatal(err)
+	}
+	body := scrape(t, m)
+	for _, want := range []string{
+		`pixgate_status_changes_total{resource="transaction",status="PAID"} 1`,
+		`pixgate_status_changes_total{resource="transaction",status="BLOCKED"} 1`,
+		`pixgate_transactions_created_total{status="PIX_QRCODE_GENERATED"} 1`,
+		`pixgate_store_call_duration_seconds_count{method="Get",outcome="not_found",port="transactions"} 1`,
+		`pixgate_store_call_duration_seconds_count{method="Update",outcome="error",port="transactions"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestDeliveriesAreCountedByOutcome(t *testing.T) {
+	m := metrics.New()
+	m.ObserveDelivery(domain.Event{}, ports.Attempt{Duration: 30 * time.Millisecond, StatusCode: 204}, ports.DeliveryDelivered)
+	m.ObserveDelivery(domain.Event{}, ports.Attempt{Duration: time.Second, StatusCode: 500}, ports.DeliveryPending)
+	m.ObserveDelivery(domain.Event{}, ports.Attempt{Error: "refused"}, ports.DeliveryFailed)
+	body := scrape(t, m)
+	for _, want := range []string{
+		`pixgate_webhook_deliveries_total{outcome="delivered"} 1`,
+		`pixgate_webhook_deliveries_total{outcome="retry"} 1`,
+		`pixgate_webhook_deliveries_total{outcome="failed"} 1`,
+		`pixgate_webhook_delivery_duration_seconds_count{outcome="delivered"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
