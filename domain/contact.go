@@ -35,7 +35,11 @@ func phoneDigits(s string) (string, bool) {
 	return b.String(), true
 }
 
-func validAreaCode(d string) bool { return d[0] >= '1' && d[1] >= '1' && d[1] <= '9' && d[0] <= '9' }
+// validAreaCode accepts the two-digit area codes 11 to 99 (contract section 4).
+func validAreaCode(d string) bool {
+	n := int(d[0]-'0')*10 + int(d[1]-'0')
+	return d[0] >= '0' && d[0] <= '9' && d[1] >= '0' && d[1] <= '9' && n >= 11 && n <= 99
+}
 
 // ParseLandline reads a Brazilian fixed-line number: area code 11 to 99 and 8 digits starting
 // with 2 to 5, with an optional +55 and punctuation. It returns the 10 national digits.

@@ -226,7 +226,7 @@ func UnmarshalTransactionFromDatabase(r TransactionRecord) *Transaction {
 	return &Transaction{
 		id: r.ID, accountID: r.AccountID, acquirer: r.Acquirer, order: r.Order,
 		idempotency: r.Idempotency, createdAt: r.CreatedAt.UTC(), status: r.Status,
-		history: r.History, pix: r.Pix, amountPaid: r.AmountPaid, paymentDate: r.PaymentDate,
+		history: slices.Clone(r.History), pix: r.Pix, amountPaid: r.AmountPaid, paymentDate: r.PaymentDate,
 		infractionDate: r.InfractionDate, errorMessage: r.ErrorMessage, endToEnd: r.EndToEnd,
 		endToEndRefund: r.EndToEndRefund, payer: r.Payer, receiver: r.Receiver,
 		feeAmount: r.FeeAmount, version: r.Version,
@@ -327,7 +327,10 @@ func (t *Transaction) FailEmission(message string, now time.Time) error {
 
 // Pay records the acquirer's confirmation: PIX_QRCODE_GENERATED → PAID.
 func (t *Transaction) Pay(p Payment, now time.Time) error {
-	if p.AmountPaid < 0 || p.Fee < 0 || p.Fee > p.AmountPaid {
+	if t.status != TxPixQRCodeGenerated {
+		return &InvalidTransitionError{Resource: string(ResourceTransaction), From: string(t.status), To: string(TxPaid)}
+	}
+	if p.AmountPaid < 1 || p.Fee < 0 || p.Fee > p.AmountPaid {
 		return fmt.Errorf("%w: paid %d with fee %d", ErrInvalidOrder, p.AmountPaid, p.Fee)
 	}
 	return t.move(TxPixQRCodeGenerated, TxPaid, now, func() {
@@ -340,6 +343,9 @@ func (t *Transaction) Pay(p Payment, now time.Time) error {
 // Expire fails an unpaid transaction whose QR code expired: PIX_QRCODE_GENERATED → FAILED.
 func (t *Transaction) Expire(now time.Time) error {
 	if t.status == TxPixQRCodeGenerated && !t.Expired(now) {
+		if t.pix == nil {
+			return fmt.Errorf("%w: the transaction has no QR code", ErrNotExpired)
+		}
 		return fmt.Errorf("%w: the QR code expires at %s", ErrNotExpired, t.pix.ExpiresAt.Format(time.RFC3339))
 	}
 	return t.move(TxPixQRCodeGenerated, TxFailed, now, func() { t.errorMessage = ExpiredMessage })

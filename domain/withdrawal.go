@@ -91,9 +91,11 @@ func NewWithdrawal(id, accountID, acquirer string, p Payout, idem Idempotency, n
 	if p.Fee < 0 {
 		return nil, fmt.Errorf("%w: negative fee", ErrInvalidOrder)
 	}
-	if _, err := NewPixKey(p.PixKey.Type, p.PixKey.Key); err != nil {
+	key, err := NewPixKey(p.PixKey.Type, p.PixKey.Key)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOrder, err)
 	}
+	p.PixKey = key
 	now = now.UTC().Truncate(time.Millisecond)
 	return &Withdrawal{
 		id: id, accountID: accountID, acquirer: acquirer, payout: p, idempotency: idem,
@@ -123,7 +125,7 @@ func UnmarshalWithdrawalFromDatabase(r WithdrawalRecord) *Withdrawal {
 	return &Withdrawal{
 		id: r.ID, accountID: r.AccountID, acquirer: r.Acquirer, payout: r.Payout,
 		idempotency: r.Idempotency, createdAt: r.CreatedAt.UTC(), status: r.Status,
-		history: r.History, amountWithdrawn: r.AmountWithdrawn, processedDate: r.ProcessedDate,
+		history: slices.Clone(r.History), amountWithdrawn: r.AmountWithdrawn, processedDate: r.ProcessedDate,
 		errorMessage: r.ErrorMessage, endToEnd: r.EndToEnd, version: r.Version,
 	}
 }
