@@ -65,19 +65,8 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fields = mergeFieldErrors(fields, req.validate())
-	key := str(req.IdempotencyKey)
-	if header := r.Header.Get("Idempotency-Key"); header != "" {
-		switch {
-		case key != "" && key != header:
-			fields = append(fields, FieldError{Field: "idempotencyKey", Code: "invalid_format",
-				Message: "differs from the Idempotency-Key header"})
-		case key == "":
-			if err := length(8, 255).Validate(&header); err != nil {
-				fields = append(fields, fieldErrors("Idempotency-Key", err)...)
-			}
-			key = header
-		}
-	}
+	key, keyErrs := idempotencyKeyOf(r, req.IdempotencyKey)
+	fields = append(fields, keyErrs...)
 	if len(fields) > 0 {
 		validationFailed(w, r, fields)
 		return
@@ -160,4 +149,23 @@ func emptyBody(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// idempotencyKeyOf is the request's idempotency key: the body's, or else the Idempotency-Key
+// header's (8 to 255 characters too). Both present and different is a validation error.
+func idempotencyKeyOf(r *http.Request, body *string) (string, []FieldError) {
+	key := str(body)
+	header := r.Header.Get("Idempotency-Key")
+	switch {
+	case header == "":
+		return key, nil
+	case key != "" && key != header:
+		return key, []FieldError{{Field: "idempotencyKey", Code: "invalid_format", Message: "differs from the Idempotency-Key header"}}
+	case key == "":
+		if err := length(8, 255).Validate(&header); err != nil {
+			return "", fieldErrors("Idempotency-Key", err)
+		}
+		return header, nil
+	}
+	return key, nil
 }
