@@ -1,6 +1,42 @@
 package main
 
-import "github.com/pixgate/pixgate/adapters/httpapi"
+import (
+	"context"
+	"fmt"
+	"time"
 
-// wireWebhooks wires webhook delivery: the dispatcher job and the events routes.
-func (a *app) wireWebhooks(deps *httpapi.Deps) error { return nil }
+	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/webhook"
+	"github.com/pixgate/pixgate/application"
+)
+
+// wireWebhooks wires webhook delivery: the signed, SSRF-safe sender, the dispatcher that
+// delivers the outbox (a job that runs until shutdown, then releases its leases), and the
+// events routes.
+func (a *app) wireWebhooks(deps *httpapi.Deps) error {
+	opts := a.webhookOptions
+	opts.AllowPrivate, opts.CAFile = a.cfg.WebhookPrivate, a.cfg.WebhookCAFile
+	sender, err := webhook.NewSender(opts)
+	if err != nil {
+		return fmt.Errorf("PIXGATE_WEBHOOK_CA_FILE: %w", err)
+	}
+	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{}, sender, a.clock,
+		application.DispatcherConfig{
+			Owner:        a.ids.NewID(), // one owner per process: leases tell instances apart
+			Concurrency:  a.cfg.WebhookWorkers,
+			PollInterval: time.Second,
+			Lease:        time.Minute,
+			Logger:       a.log,
+			OnAttempt:    a.onWebhookAttempt,
+		})
+	if err != nil {
+		return err
+	}
+	a.dispatcher = dispatcher
+	// Run loops by itself until its context ends and releases its leases on the way out.
+	a.jobs = append(a.jobs, job{name: "delivering webhooks", interval: time.Hour, run: func(ctx context.Context) (int, error) {
+		return 0, dispatcher.Run(ctx)
+	}})
+	deps.Webhooks = httpapi.WebhookDeps{ListEvents: application.NewListEvents(a.stores.transactions, a.stores.withdrawals, a.stores.outbox)}
+	return nil
+}
