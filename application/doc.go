@@ -10,6 +10,7 @@ package application
 import (
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Errors of the use cases, for the HTTP adapter's error table.
@@ -31,9 +32,13 @@ func (e *EmissionError) Error() string {
 
 func (e *EmissionError) Unwrap() error { return e.Err }
 
+// requirePorts panics when a constructor is handed a nil port: a use case missing a port is
+// a wiring mistake, better found at start than on the first request. A typed nil (a nil
+// *memory.Store in a ports.TransactionRepository) counts as nil too.
 func requirePorts(name string, deps ...any) {
 	for i, d := range deps {
-		if d == nil {
+		v := reflect.ValueOf(d)
+		if d == nil || (v.Kind() == reflect.Pointer || v.Kind() == reflect.Func || v.Kind() == reflect.Map) && v.IsNil() {
 			panic(fmt.Sprintf("application.%s: dependency %d is nil", name, i))
 		}
 	}
