@@ -15,7 +15,9 @@ type WithdrawalRepository interface {
 	// CreateReserving stores w, a new withdrawal, only when check accepts the balance of w's
 	// account as it stands without w. Concurrent reservations of one account are serialised:
 	// two withdrawals can never both pass check on the same money. check's error is returned
-	// unchanged and nothing is stored. ErrDuplicate as TransactionRepository.Create.
+	// unchanged and nothing is stored. ErrDuplicate as TransactionRepository.Create, decided
+	// before check runs: a retried request whose first attempt spent the balance must find its
+	// withdrawal (a replay), not an insufficient balance.
 	CreateReserving(ctx context.Context, w *domain.Withdrawal, check func(domain.Balance) error) error
 
 	// Get returns one withdrawal of the account.

@@ -1,9 +1,18 @@
 package memory_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
+	"unicode"
 
 	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
 	"github.com/pixgate/pixgate/ports/storetest"
 )
 
@@ -13,3 +22,368 @@ func newStores(*testing.T) storetest.Stores {
 }
 
 func TestTransactions(t *testing.T) { storetest.TestTransactions(t, newStores) }
+func TestWithdrawals(t *testing.T)  { storetest.TestWithdrawals(t, newStores) }
+func TestOutbox(t *testing.T)       { storetest.TestOutbox(t, newStores) }
+
+func TestPingAlwaysAnswers(t *testing.T) {
+	if err := memory.NewStore().Ping(context.Background()); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+}
+
+func TestListRefusesAPageThatDoesNotExist(t *testing.T) {
+	s := memory.NewStore()
+	for _, p := range []ports.Page{{Number: 0, Size: 20}, {Number: 1, Size: 0}, {Number: -1, Size: -1}} {
+		if _, err := s.Transactions().List(context.Background(), ports.TransactionFilter{AccountID: "a"}, p); err == nil {
+			t.Errorf("List(page %+v) succeeded, want an error", p)
+		}
+	}
+}
+
+func TestListSurvivesAPageNumberThatOverflows(t *testing.T) {
+	s := memory.NewStore()
+	ctx := context.Background()
+	if err := s.Transactions().Create(ctx, newTransaction(t, 0, "acc", base, false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []ports.TransactionFilter{{AccountID: "acc"}, {AccountID: "acc", MinAmount: new(domain.Cents)}} {
+		page, err := s.Transactions().List(ctx, f, ports.Page{Number: 1 << 62, Size: 100})
+		if err != nil || len(page.Items) != 0 || page.Total != 1 {
+			t.Errorf("List(%+v) = %d items, total %d, %v; want none of 1", f, len(page.Items), page.Total, err)
+		}
+	}
+}
+
+// TestCustomerNameFoldsCaseAsEqualFoldDoes goes beyond the suite's ASCII and Latin-1 cases:
+// the filter compares under Unicode simple case folding, character by character.
+func TestCustomerNameFoldsCaseAsEqualFoldDoes(t *testing.T) {
+	ctx := context.Background()
+	s := memory.NewStore()
+	names := []string{"ÉLODIE Ünal", "Kelvin", "Straße", "ſusan", "Ωmega ǅemal"}
+	for i, name := range names {
+		tx := newTransaction(t, i, "acc", base.Add(time.Duration(i)*time.Second), false)
+		r := tx.Record()
+		c := *r.Order.Customer
+		c.Name = name
+		r.Order.Customer = &c
+		if err := s.Transactions().Create(ctx, domain.UnmarshalTransactionFromDatabase(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		filter string
+		want   []string
+	}{
+		{"élodie ü", []string{"ÉLODIE Ünal"}},
+		{"KELVIN", []string{"Kelvin"}},
+		{"\u212aelvin", []string{"Kelvin"}}, // the Kelvin sign folds to k
+		{"STRASSE", nil},                    // ß is not ss under simple folding
+		{"STRAßE", []string{"Straße"}},
+		{"SUSAN", []string{"ſusan"}}, // the long s folds to s
+		{"ω", []string{"Ωmega ǅemal"}},
+		{"ǆ", []string{"Ωmega ǅemal"}},
+		{"", names},
+		{"xyz", nil},
+	} {
+		page, err := s.Transactions().List(ctx, ports.TransactionFilter{AccountID: "acc", CustomerName: c.filter}, ports.Page{Number: 1, Size: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tx := range page.Items {
+			got = append(got, tx.Order().Customer.Name)
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(c.want))
+		if !slices.Equal(got, want) {
+			t.Errorf("customerName %q matched %q, want %q", c.filter, got, want)
+		}
+	}
+}
+
+// FuzzCustomerName checks the name filter against a plain statement of its rule: the name
+// contains the filter once each character is replaced by the smallest of its case-folding orbit.
+func FuzzCustomerName(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"Maria da Silva", "SILVA"}, {"João", "JOÃO"}, {"Kelvin", "\u212a"}, {"ſusan", "SU"},
+		{"ab", "ba"}, {"", ""}, {"x", ""}, {"Ωmega", "ω"}, {"a\xffb", "\xff"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, name, filter string) {
+		s := memory.NewStore()
+		r := newTransaction(t, 0, "acc", base, false).Record()
+		c := *r.Order.Customer
+		c.Name = name
+		r.Order.Customer = &c
+		if err := s.Transactions().Create(ctx, domain.UnmarshalTransactionFromDatabase(r)); err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.Transactions().List(ctx, ports.TransactionFilter{AccountID: "acc", CustomerName: filter}, ports.Page{Number: 1, Size: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := containsFolded(name, filter); (page.Total == 1) != want {
+			t.Errorf("name %q, filter %q: matched %v, want %v", name, filter, page.Total == 1, want)
+		}
+	})
+}
+
+func containsFolded(s, sub string) bool {
+	fold := func(s string) []rune {
+		var out []rune
+		for _, r := range s {
+			least := r
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				least = min(least, f)
+			}
+			out = append(out, least)
+		}
+		return out
+	}
+	rs, rsub := fold(s), fold(sub)
+	for i := 0; i+len(rsub) <= len(rs); i++ {
+		if slices.Equal(rs[i:i+len(rsub)], rsub) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCustomerEmailFoldsCaseAsEqualFoldDoes: the e-mail filter first compares a hash of the
+// folded address, which must never refuse an address strings.EqualFold accepts.
+func TestCustomerEmailFoldsCaseAsEqualFoldDoes(t *testing.T) {
+	ctx := context.Background()
+	s := memory.NewStore()
+	emails := []string{"Kate.Smith@Example.com", "JOSÉ@exemplo.com.br", "ſam@example.com"}
+	for i, email := range emails {
+		tx := newTransaction(t, i, "acc", base.Add(time.Duration(i)*time.Second), false)
+		r := tx.Record()
+		c := *r.Order.Customer
+		c.Email = email
+		r.Order.Customer = &c
+		if err := s.Transactions().Create(ctx, domain.UnmarshalTransactionFromDatabase(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		filter string
+		want   []string
+	}{
+		{"kate.smith@example.com", emails[:1]},
+		{"\u212aATE.SMITH@EXAMPLE.COM", emails[:1]},
+		{"josé@EXEMPLO.com.br", emails[1:2]},
+		{"SAM@example.com", emails[2:]},
+		{"kate.smith@example.co", nil},
+		{"jose@exemplo.com.br", nil},
+	} {
+		page, err := s.Transactions().List(ctx, ports.TransactionFilter{AccountID: "acc", CustomerEmail: c.filter}, ports.Page{Number: 1, Size: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tx := range page.Items {
+			got = append(got, tx.Order().Customer.Email)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("customerEmail %q matched %q, want %q", c.filter, got, c.want)
+		}
+	}
+}
+
+// TestBalanceEqualsARecomputation drives random changes through the store and checks, after
+// each, that the balance it keeps up to date equals the balance summed afresh from every stored
+// transaction and withdrawal with domain.BalanceTotals.
+func TestBalanceEqualsARecomputation(t *testing.T) {
+	ctx := context.Background()
+	s := memory.NewStore()
+	rng := rand.New(rand.NewPCG(1, 2))
+	accounts := []string{"acc-1", "acc-2", "acc-3"}
+	var txs, wds []struct{ account, id string }
+	now := base
+
+	txMoves := []func(*domain.Transaction, time.Time) error{
+		func(t *domain.Transaction, at time.Time) error {
+			return t.AttachPix(domain.PixResponse{URI: "x", ExpiresAt: at.Add(time.Hour)}, at)
+		},
+		func(t *domain.Transaction, at time.Time) error { return t.FailEmission("no", at) },
+		func(t *domain.Transaction, at time.Time) error {
+			paid := t.Amount() - domain.Cents(rng.IntN(2))
+			return t.Pay(domain.Payment{AmountPaid: paid, Fee: paid / 100, PaidAt: at}, at)
+		},
+		func(t *domain.Transaction, at time.Time) error { return t.Expire(at.Add(2 * time.Hour)) },
+		func(t *domain.Transaction, at time.Time) error { return t.RequestRefund(at) },
+		func(t *domain.Transaction, at time.Time) error { return t.ConfirmRefund("D", at) },
+		func(t *domain.Transaction, at time.Time) error { return t.FailRefund("no", at) },
+		func(t *domain.Transaction, at time.Time) error { return t.OpenDispute(at) },
+		func(t *domain.Transaction, at time.Time) error { return t.RejectDispute(at) },
+		func(t *domain.Transaction, at time.Time) error { return t.AcceptDispute(at) },
+		func(t *domain.Transaction, at time.Time) error { return t.CompleteInfraction("D", at) },
+	}
+	wdMoves := []func(*domain.Withdrawal, time.Time) error{
+		func(w *domain.Withdrawal, at time.Time) error { return w.StartProcessing(at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Cancel(at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Complete("E", at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Fail("no", at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Reject("no", at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Refund(at) },
+	}
+
+	for step := range 2000 {
+		now = now.Add(time.Second)
+		account := accounts[rng.IntN(len(accounts))]
+		switch op := rng.IntN(10); {
+		case op < 3 || len(txs) == 0:
+			tx := newTransaction(t, step, account, now, false)
+			if err := s.Transactions().Create(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+			txs = append(txs, struct{ account, id string }{account, tx.ID()})
+		case op < 7:
+			ref := txs[rng.IntN(len(txs))]
+			move := txMoves[rng.IntN(len(txMoves))]
+			_, err := s.Transactions().Update(ctx, ref.account, ref.id, func(t *domain.Transaction) error { return move(t, now) })
+			if err != nil && !errors.Is(err, domain.ErrInvalidTransition) && !errors.Is(err, domain.ErrNotExpired) {
+				t.Fatal(err)
+			}
+		case op < 8:
+			w := newWithdrawal(t, step, account, domain.Cents(1+rng.IntN(3000)), now)
+			err := s.Withdrawals().CreateReserving(ctx, w, func(b domain.Balance) error {
+				if w.Total() > b.Available {
+					return domain.ErrInsufficientBalance
+				}
+				return nil
+			})
+			switch {
+			case err == nil:
+				wds = append(wds, struct{ account, id string }{account, w.ID()})
+			case !errors.Is(err, domain.ErrInsufficientBalance):
+				t.Fatal(err)
+			}
+		default:
+			if len(wds) == 0 {
+				continue
+			}
+			ref := wds[rng.IntN(len(wds))]
+			move := wdMoves[rng.IntN(len(wdMoves))]
+			_, err := s.Withdrawals().Update(ctx, ref.account, ref.id, func(w *domain.Withdrawal) error { return move(w, now) })
+			if err != nil && !errors.Is(err, domain.ErrInvalidTransition) {
+				t.Fatal(err)
+			}
+		}
+		if step%50 != 49 {
+			continue
+		}
+		for _, account := range accounts {
+			var totals domain.BalanceTotals
+			page, err := s.Transactions().List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tx := range page.Items {
+				totals.AddTransaction(tx)
+			}
+			for _, ref := range wds {
+				if ref.account == account {
+					w, err := s.Withdrawals().Get(ctx, account, ref.id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					totals.AddWithdrawal(w)
+				}
+			}
+			got, err := s.Withdrawals().Balance(ctx, account)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := totals.Balance(); got != want {
+				t.Fatalf("step %d, %s: Balance = %+v, recomputed %+v", step, account, got, want)
+			}
+		}
+	}
+}
+
+// TestStoredTransactionStaysUnder4KiB holds the memory budget: a transaction with a 1 KB QR
+// code, its customer, address and items, and the event it raised, under 4 KiB in all.
+func TestStoredTransactionStaysUnder4KiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the heap")
+	}
+	for _, webhook := range []bool{false, true} {
+		if got := bytesPerStoredTransaction(t, 5000, webhook); got >= 4096 {
+			t.Errorf("a stored transaction (webhook %v) takes %.0f bytes, want under 4096", webhook, got)
+		} else {
+			t.Logf("a stored transaction (webhook %v) takes %.0f bytes", webhook, got)
+		}
+	}
+}
+
+var base = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+
+// qrPNG is a stand-in for a QR code image of about 1 KB; its bytes do not matter to the store.
+var qrPNG = func() []byte {
+	b := make([]byte, 1024)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}()
+
+// uuid makes a distinct, well-formed UUID v4 from n, quicker than randomness for big fixtures.
+func uuid(kind byte, n int) string {
+	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", n, kind, n)
+}
+
+// newTransaction is a realistic transaction awaiting payment: a customer with both phones, an
+// address, two items, metadata, an idempotency key and a 1 KB QR code.
+func newTransaction(tb testing.TB, n int, account string, createdAt time.Time, webhook bool) *domain.Transaction {
+	tb.Helper()
+	order := domain.Order{
+		Amount: domain.Cents(1000 + n%9000), PaymentMethod: domain.PaymentPIX,
+		ExternalCode: fmt.Sprintf("ORDER-%08d", n),
+		Customer: &domain.Customer{IP: "203.0.113.7", Name: fmt.Sprintf("Cliente Número %d da Silva", n),
+			Email: fmt.Sprintf("cliente%d@example.com", n), Document: domain.MustParseDocument("52998224725"),
+			Landline: "1133334444", MobilePhone: "11987654321", Birthdate: "1990-05-17"},
+		Address: &domain.Address{ZipCode: "01310100", Number: "1000", Street: "Avenida Paulista",
+			Neighborhood: "Bela Vista", City: "São Paulo", State: "SP", Country: "BR"},
+		Items: []domain.Item{
+			{Title: "Camiseta", Description: "Algodão, tamanho M", UnitPrice: 4995, Quantity: 2},
+			{Title: "Frete", UnitPrice: 1000, Quantity: 1},
+		},
+		Metadata:          []byte(`{"campaign":"spring","channel":"app"}`),
+		ExpirationSeconds: domain.DefaultExpirationSeconds,
+	}
+	if webhook {
+		order.WebhookURL = "https://shop.example.com/webhooks/pixgate"
+	}
+	id := uuid(1, n)
+	tx, err := domain.NewTransaction(id, account, "SANDBOX", order,
+		domain.Idempotency{Key: "order-" + id, Fingerprint: "4f9c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7"}, createdAt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pix := domain.PixResponse{
+		URI:       "00020101021226900014br.gov.bcb.pix2568pix.example.com/qr/v2/cobv/" + id + "5204000053039865802BR5913LOJA EXEMPLO6009SAO PAULO62070503***6304ABCD",
+		QRCodePNG: qrPNG,
+		ExpiresAt: createdAt.Add(30 * time.Minute),
+	}
+	if err := tx.AttachPix(pix, createdAt); err != nil {
+		tb.Fatal(err)
+	}
+	return tx
+}
+
+func newWithdrawal(tb testing.TB, n int, account string, amount domain.Cents, createdAt time.Time) *domain.Withdrawal {
+	tb.Helper()
+	key, err := domain.NewPixKey(domain.PixKeyEVP, uuid(3, n))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w, err := domain.NewWithdrawal(uuid(2, n), account, "SANDBOX", domain.Payout{Amount: amount, Fee: 1, PixKey: key}, domain.Idempotency{}, createdAt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}

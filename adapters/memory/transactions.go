@@ -133,12 +133,21 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rows := s.rowsOf(&f)
+	if unfiltered(&f) {
+		// Every row matches: the count is known and the page is a slice of the rows.
+		page.Total = len(rows)
+		for i := len(rows) - 1 - skip; i >= 0 && len(page.Items) < p.Size; i-- {
+			page.Items = append(page.Items, transactionOut(rows[i].rec))
+		}
+		return page, nil
+	}
+	m := newMatcher(&f)
 	for i := len(rows) - 1; i >= 0; i-- {
-		if !matches(&f, rows[i]) {
+		if !m.matches(&rows[i]) {
 			continue
 		}
 		if page.Total >= skip && len(page.Items) < p.Size {
-			page.Items = append(page.Items, transactionOut(rows[i]))
+			page.Items = append(page.Items, transactionOut(rows[i].rec))
 		}
 		page.Total++
 	}
@@ -146,13 +155,14 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 }
 
 // rowsOf returns the part of the account's sorted transactions that f's id and dates allow.
-func (s *Store) rowsOf(f *ports.TransactionFilter) []*domain.TransactionRecord {
+func (s *Store) rowsOf(f *ports.TransactionFilter) []txRow {
 	if f.ID != "" {
 		rec := s.txByID[f.ID]
-		if rec == nil || rec.AccountID != f.AccountID {
+		if rec == nil || rec.AccountID != f.AccountID || f.StartDate != nil && rec.CreatedAt.Before(*f.StartDate) ||
+			f.EndDate != nil && rec.CreatedAt.After(*f.EndDate) {
 			return nil
 		}
-		return []*domain.TransactionRecord{rec}
+		return []txRow{rowOf(rec)}
 	}
 	l := s.ledgerOf(f.AccountID, false)
 	if l == nil {
@@ -161,11 +171,11 @@ func (s *Store) rowsOf(f *ports.TransactionFilter) []*domain.TransactionRecord {
 	rows := l.txs
 	if f.EndDate != nil {
 		end := *f.EndDate
-		rows = rows[:sort.Search(len(rows), func(i int) bool { return rows[i].CreatedAt.After(end) })]
+		rows = rows[:sort.Search(len(rows), func(i int) bool { return rows[i].rec.CreatedAt.After(end) })]
 	}
 	if f.StartDate != nil {
 		start := *f.StartDate
-		rows = rows[sort.Search(len(rows), func(i int) bool { return !rows[i].CreatedAt.Before(start) }):]
+		rows = rows[sort.Search(len(rows), func(i int) bool { return !rows[i].rec.CreatedAt.Before(start) }):]
 	}
 	return rows
 }
@@ -205,6 +215,7 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	// The record is replaced in place: every index points at it, and createdAt and id, which
 	// place it in the sorted list, never change.
 	*stored = ownTransaction(rec, stored)
+	l.refresh(stored)
 	l.countTransaction(stored, 1)
 	s.events.add(events, stored)
 	return transactionOut(stored), nil

@@ -25,10 +25,10 @@ type Stores struct {
 	Outbox       ports.Outbox
 }
 
-// base is when the fixtures happen. Times are whole seconds, which every store keeps exactly.
-var base = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+// epoch is when the fixtures happen. Times are whole seconds, which every store keeps exactly.
+var epoch = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
-func minutes(n int) time.Time { return base.Add(time.Duration(n) * time.Minute) }
+func minutes(n int) time.Time { return epoch.Add(time.Duration(n) * time.Minute) }
 
 // newID makes a random UUID v4, as the service's ids are.
 func newID() string {
@@ -79,7 +79,7 @@ func checkDigit(sum int) byte {
 type txSpec struct {
 	account   string
 	id        string                   // a fresh UUID when empty
-	createdAt time.Time                // base when zero
+	createdAt time.Time                // epoch when zero
 	amount    domain.Cents             // 1000 when zero
 	status    domain.TransactionStatus // PIX_QRCODE_GENERATED when empty
 	customer  *domain.Customer
@@ -91,8 +91,8 @@ type txSpec struct {
 	refundE2E string
 }
 
-// paths are the transitions that reach each status from PENDING, one second apart.
-var paths = map[domain.TransactionStatus][]string{
+// transactionPaths are the transitions that reach each status from PENDING, one second apart.
+var transactionPaths = map[domain.TransactionStatus][]string{
 	domain.TxPending:              {},
 	domain.TxPixQRCodeGenerated:   {"pix"},
 	domain.TxFailed:               {"fail"},
@@ -112,7 +112,7 @@ func buildTransaction(t *testing.T, spec txSpec) *domain.Transaction {
 		spec.id = newID()
 	}
 	if spec.createdAt.IsZero() {
-		spec.createdAt = base
+		spec.createdAt = epoch
 	}
 	if spec.amount == 0 {
 		spec.amount = 1000
@@ -139,7 +139,7 @@ func buildTransaction(t *testing.T, spec txSpec) *domain.Transaction {
 	if err != nil {
 		t.Fatalf("NewTransaction: %v", err)
 	}
-	steps, ok := paths[spec.status]
+	steps, ok := transactionPaths[spec.status]
 	if !ok {
 		t.Fatalf("no fixture path to %s", spec.status)
 	}
@@ -218,7 +218,7 @@ func buildWithdrawal(t *testing.T, spec wdSpec) *domain.Withdrawal {
 		spec.id = newID()
 	}
 	if spec.createdAt.IsZero() {
-		spec.createdAt = base
+		spec.createdAt = epoch
 	}
 	if spec.amount == 0 {
 		spec.amount = 100
@@ -293,8 +293,8 @@ func fund(t *testing.T, s Stores, account string, amount domain.Cents) {
 	createTransaction(t, s, txSpec{account: account, amount: amount, status: domain.TxPaid})
 }
 
-// race runs fn n times at once and returns the errors, one per call.
-func race(n int, fn func(i int) error) []error {
+// concurrently runs fn n times at once and returns the errors, one per call.
+func concurrently(n int, fn func(i int) error) []error {
 	errs := make([]error, n)
 	var start, done sync.WaitGroup
 	start.Add(1)
@@ -367,13 +367,13 @@ func assertSameRecord[R any](t *testing.T, what string, got, want R) {
 	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
 	for i := range g.NumField() {
 		if !reflect.DeepEqual(g.Field(i).Interface(), w.Field(i).Interface()) {
-			t.Errorf("%s: %s = %+v, want %+v", what, g.Type().Field(i).Name, show(g.Field(i)), show(w.Field(i)))
+			t.Errorf("%s: %s = %+v, want %+v", what, g.Type().Field(i).Name, dereferenced(g.Field(i)), dereferenced(w.Field(i)))
 		}
 	}
 }
 
-// show dereferences pointers so that a failure prints values, not addresses.
-func show(v reflect.Value) any {
+// dereferenced follows pointers so that a failure prints values, not addresses.
+func dereferenced(v reflect.Value) any {
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}

@@ -184,7 +184,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		for i := range txs {
 			txs[i] = buildTransaction(t, txSpec{account: account, idemKey: "burst"})
 		}
-		errs := race(len(txs), func(i int) error { return s.Transactions.Create(ctx, txs[i]) })
+		errs := concurrently(len(txs), func(i int) error { return s.Transactions.Create(ctx, txs[i]) })
 		winner := ""
 		for i, err := range errs {
 			switch {
@@ -338,7 +338,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		s, ctx := newStore(t), context.Background()
 		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
 		const n = 20
-		errs := race(n, func(i int) error {
+		errs := concurrently(n, func(i int) error {
 			_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
 				return t.Pay(domain.Payment{AmountPaid: domain.Cents(1000 + i), PaidAt: minutes(2), EndToEnd: "E" + strings.Repeat("0", i)}, minutes(2))
 			})
@@ -449,6 +449,40 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("a list filters on what updates changed: the status and the end-to-end ids", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		tx := createTransaction(t, s, txSpec{account: account})
+		createTransaction(t, s, txSpec{account: account, status: domain.TxPaid, createdAt: minutes(1)})
+		for i, step := range []func(*domain.Transaction) error{
+			func(t *domain.Transaction) error {
+				return t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2), EndToEnd: "E-updated"}, minutes(2))
+			},
+			func(t *domain.Transaction) error { return t.RequestRefund(minutes(3)) },
+			func(t *domain.Transaction) error { return t.ConfirmRefund("D-updated", minutes(4)) },
+		} {
+			if _, err := s.Transactions.Update(ctx, account, tx.ID(), step); err != nil {
+				t.Fatalf("Update %d: %v", i+1, err)
+			}
+		}
+		for _, c := range []struct {
+			f    ports.TransactionFilter
+			want []string
+		}{
+			{ports.TransactionFilter{Statuses: []domain.TransactionStatus{domain.TxRefunded}}, []string{tx.ID()}},
+			{ports.TransactionFilter{Statuses: []domain.TransactionStatus{domain.TxPixQRCodeGenerated}}, nil},
+			{ports.TransactionFilter{EndToEnd: "E-updated"}, []string{tx.ID()}},
+			{ports.TransactionFilter{EndToEndRefund: "D-updated", MaxAmount: new(domain.Cents(1000))}, []string{tx.ID()}},
+		} {
+			c.f.AccountID = account
+			page, err := s.Transactions.List(ctx, c.f, ports.Page{Number: 1, Size: 20})
+			if err != nil || !slices.Equal(transactionIDs(page.Items), c.want) || page.Total != len(c.want) {
+				t.Errorf("List(%+v) = %v (total %d), %v; want %v", c.f, transactionIDs(page.Items), page.Total, err, c.want)
+			}
+		}
+	})
+
 	t.Run("each filter field selects its transactions", func(t *testing.T) {
 		t.Parallel()
 		testFilters(t, newStore(t))
@@ -460,9 +494,9 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		expiry := time.Duration(domain.DefaultExpirationSeconds) * time.Second
 		early := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0)})
 		onTime := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(10)})
-		createTransaction(t, s, txSpec{account: onTime.AccountID(), createdAt: minutes(11)})                          // not expired yet
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPaid})              // paid
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPending})           // no QR code
+		createTransaction(t, s, txSpec{account: onTime.AccountID(), createdAt: minutes(11)})                        // not expired yet
+		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPaid})             // paid
+		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPending})          // no QR code
 		createTransaction(t, s, txSpec{account: early.AccountID(), createdAt: minutes(0), status: domain.TxFailed}) // failed
 		now := minutes(10).Add(expiry)
 
@@ -556,6 +590,7 @@ func testFilters(t *testing.T, s Stores) {
 		{"customerPhone matches the landline", ports.TransactionFilter{CustomerPhone: "3132221111"}, pick(4, 6)},
 		{"id selects its transaction", ports.TransactionFilter{ID: txs[3].ID()}, pick(3)},
 		{"id of another account's transaction selects nothing", ports.TransactionFilter{ID: outsider.ID()}, nil},
+		{"id of a transaction outside the dates selects nothing", ports.TransactionFilter{ID: txs[3].ID(), StartDate: at(4)}, nil},
 		{"endToEnd matches exactly", ports.TransactionFilter{EndToEnd: "E0005"}, pick(5)},
 		{"endToEndRefund matches exactly", ports.TransactionFilter{EndToEndRefund: "D0002"}, pick(2)},
 		{"externalCode matches exactly", ports.TransactionFilter{ExternalCode: "ORD-6"}, pick(6)},

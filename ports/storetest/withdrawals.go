@@ -1,0 +1,546 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// TestWithdrawals states the behaviour every ports.WithdrawalRepository must have, balances
+// included, with the transactions and the outbox of the same store. newStore returns an empty
+// store for each subtest (see Stores).
+func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Helper()
+
+	t.Run("a created withdrawal reads back exactly as it was stored", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		w := richWithdrawal(t, newID())
+		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
+		if err := s.Withdrawals.CreateReserving(ctx, w, acceptAll); err != nil {
+			t.Fatalf("CreateReserving: %v", err)
+		}
+		if w.Version() != 1 || len(w.Events()) != 0 {
+			t.Errorf("after CreateReserving: version %d, %d events; want 1, 0", w.Version(), len(w.Events()))
+		}
+		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		assertSameWithdrawal(t, got, want)
+		if got.Version() != 1 {
+			t.Errorf("stored version %d, want 1", got.Version())
+		}
+		if got, err = s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), w.Idempotency().Key); err != nil {
+			t.Fatalf("GetByIdempotencyKey: %v", err)
+		}
+		assertSameWithdrawal(t, got, want)
+	})
+
+	t.Run("a new withdrawal's events are stored with it", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		w := buildWithdrawal(t, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+		raised := w.Events()
+		if err := s.Withdrawals.CreateReserving(ctx, w, acceptAll); err != nil {
+			t.Fatalf("CreateReserving: %v", err)
+		}
+		ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID())
+		if err != nil || len(ds) != 1 || len(raised) != 1 {
+			t.Fatalf("Deliveries = %v, %v; want the one event raised", eventTypes(ds), err)
+		}
+		assertDeliveryOf(t, ds[0], raised[0])
+		if ds[0].Status != ports.DeliveryPending || !ds[0].NextAttemptAt.Equal(raised[0].CreatedAt) {
+			t.Errorf("delivery = %s due %v, want pending due %v", ds[0].Status, ds[0].NextAttemptAt, raised[0].CreatedAt)
+		}
+	})
+
+	t.Run("an unknown withdrawal is not found", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		createWithdrawal(t, s, wdSpec{account: account, idemKey: "known"})
+		id := newID()
+		if _, err := s.Withdrawals.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("Get: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "unknown"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+		}
+		called := false
+		_, err := s.Withdrawals.Update(ctx, account, id, func(*domain.Withdrawal) error { called = true; return nil })
+		if !errors.Is(err, domain.ErrNotFound) || called {
+			t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
+		}
+	})
+
+	t.Run("another account's withdrawal is not found and not changed", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		owner, other := newID(), newID()
+		w := createWithdrawal(t, s, wdSpec{account: owner, idemKey: "payout-1"})
+		createWithdrawal(t, s, wdSpec{account: other})
+		if _, err := s.Withdrawals.Get(ctx, other, w.ID()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("Get: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, other, "payout-1"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+		}
+		called := false
+		_, err := s.Withdrawals.Update(ctx, other, w.ID(), func(w *domain.Withdrawal) error {
+			called = true
+			return w.Cancel(minutes(1))
+		})
+		if !errors.Is(err, domain.ErrNotFound) || called {
+			t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
+		}
+		if got, err := s.Withdrawals.Get(ctx, owner, w.ID()); err != nil || got.Status() != domain.WdPending || got.Version() != 1 {
+			t.Errorf("the owner's withdrawal = %v, %v; want it untouched", got, err)
+		}
+	})
+
+	t.Run("a second withdrawal with an existing id is a duplicate, even in another account", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		first := createWithdrawal(t, s, wdSpec{account: newID(), amount: 100})
+		for _, account := range []string{first.AccountID(), newID()} {
+			again := buildWithdrawal(t, wdSpec{account: account, id: first.ID(), amount: 200})
+			if err := s.Withdrawals.CreateReserving(ctx, again, acceptAll); !errors.Is(err, ports.ErrDuplicate) {
+				t.Errorf("CreateReserving in account %s: %v, want ErrDuplicate", account, err)
+			}
+		}
+		got, err := s.Withdrawals.Get(ctx, first.AccountID(), first.ID())
+		if err != nil || got.Amount() != 100 {
+			t.Errorf("Get = %v, %v; want the first withdrawal unchanged", got, err)
+		}
+	})
+
+	t.Run("a withdrawal with an idempotency key the account used is a duplicate, whatever the balance", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		fund(t, s, account, 1000)
+		first := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
+		if err := s.Withdrawals.CreateReserving(ctx, first, refuseOverdraft(first)); err != nil {
+			t.Fatalf("CreateReserving: %v", err)
+		}
+		// The first withdrawal used all the money: a repeated request must still learn that
+		// its withdrawal exists, not that the balance is short.
+		again := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
+		if err := s.Withdrawals.CreateReserving(ctx, again, refuseOverdraft(again)); !errors.Is(err, ports.ErrDuplicate) {
+			t.Fatalf("CreateReserving: %v, want ErrDuplicate", err)
+		}
+		got, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "payout-7")
+		if err != nil || got.ID() != first.ID() {
+			t.Errorf("GetByIdempotencyKey = %v, %v; want the first withdrawal", got, err)
+		}
+		if _, err := s.Withdrawals.Get(ctx, account, again.ID()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("Get(the refused one): %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("two accounts may use the same idempotency key", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		a := createWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
+		b := createWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
+		for _, w := range []*domain.Withdrawal{a, b} {
+			got, err := s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), "shared")
+			if err != nil || got.ID() != w.ID() {
+				t.Errorf("GetByIdempotencyKey(%s) = %v, %v; want %s", w.AccountID(), got, err, w.ID())
+			}
+		}
+	})
+
+	t.Run("check sees the account's balance without the new withdrawal", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		createTransaction(t, s, txSpec{account: account, amount: 10000, fee: 100, status: domain.TxPaid})
+		createTransaction(t, s, txSpec{account: account, amount: 700})
+		createTransaction(t, s, txSpec{account: newID(), amount: 5000, status: domain.TxPaid}) // another account's money
+		createWithdrawal(t, s, wdSpec{account: account, amount: 1000, fee: 10})
+		var seen []domain.Balance
+		w := buildWithdrawal(t, wdSpec{account: account, amount: 500, fee: 5})
+		err := s.Withdrawals.CreateReserving(ctx, w, func(b domain.Balance) error { seen = append(seen, b); return nil })
+		if err != nil {
+			t.Fatalf("CreateReserving: %v", err)
+		}
+		want := domain.Balance{Available: 10000 - 100 - 1010, Pending: 700}
+		if len(seen) == 0 || seen[len(seen)-1] != want {
+			t.Errorf("check saw %+v, want %+v", seen, want)
+		}
+		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != (domain.Balance{Available: want.Available - 505, Pending: 700}) {
+			t.Errorf("Balance = %+v, %v; want the new withdrawal taken out", got, err)
+		}
+	})
+
+	t.Run("a refused check returns its error and stores nothing", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		fund(t, s, account, 1000)
+		w := buildWithdrawal(t, wdSpec{account: account, amount: 1001, idemKey: "too-much", webhook: "https://shop.example.com/hooks", status: domain.WdProcessing})
+		if err := s.Withdrawals.CreateReserving(ctx, w, refuseOverdraft(w)); !errors.Is(err, domain.ErrInsufficientBalance) {
+			t.Fatalf("CreateReserving: %v, want the check's error", err)
+		}
+		if _, err := s.Withdrawals.Get(ctx, account, w.ID()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("Get: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "too-much"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+		}
+		if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 0 {
+			t.Errorf("Deliveries = %v, %v; want none", eventTypes(ds), err)
+		}
+		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != (domain.Balance{Available: 1000}) {
+			t.Errorf("Balance = %+v, %v; want 1000 available", got, err)
+		}
+	})
+
+	t.Run("concurrent reservations never overdraw", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		fund(t, s, account, 1000)
+		const n = 20
+		ws := make([]*domain.Withdrawal, n)
+		for i := range ws {
+			ws[i] = buildWithdrawal(t, wdSpec{account: account, amount: 90, fee: 10})
+		}
+		errs := concurrently(n, func(i int) error { return s.Withdrawals.CreateReserving(ctx, ws[i], refuseOverdraft(ws[i])) })
+		accepted := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				accepted++
+			case !errors.Is(err, domain.ErrInsufficientBalance):
+				t.Errorf("CreateReserving: %v, want nil or ErrInsufficientBalance", err)
+			}
+		}
+		if accepted != 10 {
+			t.Errorf("%d reservations of 100 accepted on 1000, want 10", accepted)
+		}
+		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != (domain.Balance{}) {
+			t.Errorf("Balance = %+v, %v; want zero", got, err)
+		}
+	})
+
+	t.Run("an update stores what fn did with the events it raised, and adds one to the version", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		w := createWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
+		if err := want.StartProcessing(minutes(1)); err != nil {
+			t.Fatal(err)
+		}
+		var raised []domain.Event
+		updated, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+			err := w.StartProcessing(minutes(1))
+			raised = w.Events()
+			return err
+		})
+		if err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		assertSameWithdrawal(t, updated, want)
+		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		assertSameWithdrawal(t, got, want)
+		if updated.Version() != 2 || got.Version() != 2 {
+			t.Errorf("versions: returned %d, stored %d; want 2", updated.Version(), got.Version())
+		}
+		ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID())
+		if err != nil || len(ds) != 1 || len(raised) != 1 {
+			t.Fatalf("Deliveries = %v, %v; want the one event raised", eventTypes(ds), err)
+		}
+		assertDeliveryOf(t, ds[0], raised[0])
+		if updated, err = s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+			return w.Complete("E1", minutes(2))
+		}); err != nil || updated.Version() != 3 || updated.Status() != domain.WdProcessed {
+			t.Errorf("second Update = %v, %v; want PROCESSED v3", updated, err)
+		}
+	})
+
+	t.Run("a failed update returns fn's error and leaves nothing behind", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		fund(t, s, account, 1000)
+		w := createWithdrawal(t, s, wdSpec{account: account, amount: 300, status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+		before, _ := s.Withdrawals.Get(ctx, account, w.ID())
+		_, err := s.Withdrawals.Update(ctx, account, w.ID(), func(w *domain.Withdrawal) error {
+			if err := w.Fail("boom", minutes(2)); err != nil {
+				return err
+			}
+			return errRefused
+		})
+		if !errors.Is(err, errRefused) {
+			t.Fatalf("Update: %v, want the error fn returned", err)
+		}
+		got, err := s.Withdrawals.Get(ctx, account, w.ID())
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		assertSameWithdrawal(t, got, before)
+		if got.Version() != before.Version() {
+			t.Errorf("version %d, want %d", got.Version(), before.Version())
+		}
+		if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 1 {
+			t.Errorf("Deliveries = %v, %v; want only the processing event", eventTypes(ds), err)
+		}
+		if b, err := s.Withdrawals.Balance(ctx, account); err != nil || b.Available != 700 {
+			t.Errorf("Balance = %+v, %v; want 700 available, the withdrawal still holding its money", b, err)
+		}
+	})
+
+	t.Run("of concurrent completions of one withdrawal exactly one wins", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		w := createWithdrawal(t, s, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+		const n = 20
+		errs := concurrently(n, func(i int) error {
+			_, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+				if i%2 == 0 {
+					return w.Complete("E1", minutes(2))
+				}
+				return w.Reject("refused", minutes(2))
+			})
+			return err
+		})
+		wins := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case !errors.Is(err, domain.ErrInvalidTransition):
+				t.Errorf("Update: %v, want nil or ErrInvalidTransition", err)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("%d transitions won, want exactly 1", wins)
+		}
+		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+		if err != nil || got.Version() != 2 || len(got.History()) != 3 {
+			t.Errorf("stored = %v, %v; want version 2 with 3 history entries", got, err)
+		}
+		if ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 2 {
+			t.Errorf("Deliveries = %v, %v; want processing and one outcome", eventTypes(ds), err)
+		}
+	})
+
+	t.Run("withdrawals handed in and out are never shared with the store", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		w := richWithdrawal(t, newID())
+		want := domain.UnmarshalWithdrawalFromDatabase(copyWithdrawalRecord(w.Record()))
+		if err := s.Withdrawals.CreateReserving(ctx, w, acceptAll); err != nil {
+			t.Fatalf("CreateReserving: %v", err)
+		}
+		scribbleWithdrawal(w)
+		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		scribbleWithdrawal(got)
+		if got, err = s.Withdrawals.Get(ctx, w.AccountID(), w.ID()); err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		assertSameWithdrawal(t, got, want)
+	})
+
+	t.Run("listByStatus lists withdrawals that entered the status at or before until, oldest first", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		// PROCESSING is entered 1 s after creation.
+		second := createWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(2), status: domain.WdProcessing})
+		first := createWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(1), status: domain.WdProcessing})
+		createWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
+		createWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                    // still pending
+		until := minutes(2).Add(time.Second)
+
+		got, err := s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 10)
+		if want := []string{first.ID(), second.ID()}; err != nil || !slices.Equal(withdrawalIDs(got), want) {
+			t.Errorf("ListByStatus = %v, %v; want %v", withdrawalIDs(got), err, want)
+		}
+		if got, err = s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 1); err != nil || !slices.Equal(withdrawalIDs(got), []string{first.ID()}) {
+			t.Errorf("ListByStatus(limit 1) = %v, %v; want the oldest", withdrawalIDs(got), err)
+		}
+	})
+
+	t.Run("the balance counts every status by the balance rules", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		for _, spec := range []txSpec{
+			{amount: 300, status: domain.TxPending},                        // nothing yet
+			{amount: 700, status: domain.TxPixQRCodeGenerated},             // pending 700
+			{amount: 10000, fee: 100, status: domain.TxPaid},               // available 9900
+			{amount: 5000, status: domain.TxPaid},                          // available 5000
+			{amount: 2000, fee: 20, status: domain.TxBlocked},              // blocked 1980
+			{amount: 1000, fee: 10, status: domain.TxProcessingRefund},     // blocked 990
+			{amount: 400, status: domain.TxProcessingInfraction},           // blocked 400
+			{amount: 3000, status: domain.TxRefunded},                      // nothing
+			{amount: 600, status: domain.TxInfraction},                     // nothing
+			{amount: 800, status: domain.TxFailed},                         // nothing
+			{amount: 9000, paid: 9000, fee: 90, status: domain.TxRefunded}, // nothing
+		} {
+			spec.account = account
+			createTransaction(t, s, spec)
+		}
+		for _, spec := range []wdSpec{
+			{amount: 1000, fee: 50, status: domain.WdPending},  // holds 1050
+			{amount: 2000, status: domain.WdProcessing},        // holds 2000
+			{amount: 500, fee: 5, status: domain.WdProcessed},  // holds 505
+			{amount: 700, fee: 7, status: domain.WdCanceled},   // nothing
+			{amount: 800, status: domain.WdFailed},             // nothing
+			{amount: 900, status: domain.WdRejected},           // nothing
+			{amount: 1100, fee: 11, status: domain.WdRefunded}, // came back
+		} {
+			spec.account = account
+			createWithdrawal(t, s, spec)
+		}
+		createTransaction(t, s, txSpec{account: newID(), amount: 50000, status: domain.TxPaid}) // another account
+
+		want := domain.Balance{Available: 9900 + 5000 - 1050 - 2000 - 505, Blocked: 1980 + 990 + 400, Pending: 700}
+		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != want {
+			t.Errorf("Balance = %+v, %v; want %+v", got, err, want)
+		}
+	})
+
+	t.Run("the balance follows every status change", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := newID()
+		tx := createTransaction(t, s, txSpec{account: account, amount: 2000, status: domain.TxPending})
+		var w *domain.Withdrawal
+		expect := func(step string, want domain.Balance) {
+			t.Helper()
+			if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != want {
+				t.Errorf("after %s: Balance = %+v, %v; want %+v", step, got, err, want)
+			}
+		}
+		updateTx := func(fn func(*domain.Transaction) error) {
+			t.Helper()
+			if _, err := s.Transactions.Update(ctx, account, tx.ID(), fn); err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+		}
+		updateWd := func(fn func(*domain.Withdrawal) error) {
+			t.Helper()
+			if _, err := s.Withdrawals.Update(ctx, account, w.ID(), fn); err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+		}
+		expect("create", domain.Balance{})
+		updateTx(func(t *domain.Transaction) error { return t.AttachPix(pixFor(t), minutes(1)) })
+		expect("the QR code", domain.Balance{Pending: 2000})
+		updateTx(func(t *domain.Transaction) error {
+			return t.Pay(domain.Payment{AmountPaid: 2000, Fee: 20, PaidAt: minutes(2)}, minutes(2))
+		})
+		expect("the payment", domain.Balance{Available: 1980})
+		updateTx(func(t *domain.Transaction) error { return t.OpenDispute(minutes(3)) })
+		expect("a dispute", domain.Balance{Blocked: 1980})
+		updateTx(func(t *domain.Transaction) error { return t.RejectDispute(minutes(4)) })
+		expect("the dispute's rejection", domain.Balance{Available: 1980})
+
+		w = createWithdrawal(t, s, wdSpec{account: account, amount: 900, fee: 10})
+		expect("a withdrawal", domain.Balance{Available: 1070})
+		updateWd(func(w *domain.Withdrawal) error { return w.StartProcessing(minutes(5)) })
+		expect("its processing", domain.Balance{Available: 1070})
+		updateWd(func(w *domain.Withdrawal) error { return w.Complete("E1", minutes(6)) })
+		expect("its completion", domain.Balance{Available: 1070})
+		updateWd(func(w *domain.Withdrawal) error { return w.Refund(minutes(7)) })
+		expect("its return", domain.Balance{Available: 1980})
+
+		updateTx(func(t *domain.Transaction) error { return t.RequestRefund(minutes(8)) })
+		expect("a refund request", domain.Balance{Blocked: 1980})
+		updateTx(func(t *domain.Transaction) error { return t.FailRefund("no", minutes(9)) })
+		expect("the refund's failure", domain.Balance{Available: 1980})
+		updateTx(func(t *domain.Transaction) error { return t.RequestRefund(minutes(10)) })
+		updateTx(func(t *domain.Transaction) error { return t.ConfirmRefund("D1", minutes(11)) })
+		expect("the refund", domain.Balance{})
+	})
+
+	t.Run("an account with nothing stored has a zero balance", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		fund(t, s, newID(), 1000)
+		if got, err := s.Withdrawals.Balance(ctx, newID()); err != nil || got != (domain.Balance{}) {
+			t.Errorf("Balance = %+v, %v; want zero", got, err)
+		}
+	})
+}
+
+// refuseOverdraft is the check the application makes: the withdrawal and its fee must fit in
+// the available balance.
+func refuseOverdraft(w *domain.Withdrawal) func(domain.Balance) error {
+	return func(b domain.Balance) error {
+		if w.Total() > b.Available {
+			return domain.ErrInsufficientBalance
+		}
+		return nil
+	}
+}
+
+// richWithdrawal is a PROCESSED withdrawal with every field set.
+func richWithdrawal(t *testing.T, account string) *domain.Withdrawal {
+	t.Helper()
+	key, err := domain.NewPixKey(domain.PixKeyCPF, cpf(21).Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := minutes(0).Add(456 * time.Millisecond)
+	w, err := domain.NewWithdrawal(newID(), account, "SANDBOX", domain.Payout{
+		Amount: 12345, Fee: 99, PixKey: key, ExternalCode: "PAYOUT-1", WebhookURL: "https://shop.example.com/hooks/payouts",
+		Payer: &domain.AccountHolder{Type: domain.HolderPJ, Name: "Loja Exemplo LTDA", Document: cnpj(22),
+			BankAccount: domain.BankAccount{Type: "TRAN", Digit: "0", ISPB: "00000000"}},
+		Receiver: &domain.AccountHolder{Type: domain.HolderPF, Name: "José Pereira", Document: cpf(21),
+			BankAccount: domain.BankAccount{Type: "CACC", Digit: "3", ISPB: "60701190"}, Pix: key},
+	}, domain.Idempotency{Key: "payout-2026-0001", Fingerprint: "sha256:cd34"}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.StartProcessing(created.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Complete("E60701190202603021200s0000000001", created.Add(2500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func copyWithdrawalRecord(r domain.WithdrawalRecord) domain.WithdrawalRecord {
+	r.Payout.Payer, r.Payout.Receiver = clonePtr(r.Payout.Payer), clonePtr(r.Payout.Receiver)
+	r.AmountWithdrawn, r.ProcessedDate = clonePtr(r.AmountWithdrawn), clonePtr(r.ProcessedDate)
+	return r
+}
+
+// scribbleWithdrawal changes everything a caller can reach through a withdrawal's getters.
+func scribbleWithdrawal(w *domain.Withdrawal) {
+	if p := w.Payout(); p.Receiver != nil {
+		p.Receiver.Name = "changed"
+		p.Payer.Name = "changed"
+	}
+	if a := w.AmountWithdrawn(); a != nil {
+		*a = 1
+	}
+	if d := w.ProcessedDate(); d != nil {
+		*d = time.Time{}
+	}
+}
+
+func withdrawalIDs(ws []*domain.Withdrawal) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.ID()
+	}
+	return out
+}
