@@ -125,6 +125,7 @@ func (s *Server) operationalRoutes(r *mux.Router) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+	s.openAPIRoute(r)
 	if s.deps.Metrics != nil {
 		r.Name("metrics").Methods(http.MethodGet).Path("/metrics").Handler(s.deps.Metrics)
 	}
