@@ -26,6 +26,8 @@ var errorTable = []struct {
 	{application.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "the idempotency key was used with a different request"},
 	{ports.ErrInvalidToken, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"},
 	{ports.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the service is temporarily unavailable; retry later"},
+	// A change that kept losing to concurrent ones: nothing was stored, a retry will do.
+	{ports.ErrVersionConflict, http.StatusServiceUnavailable, "unavailable", "the resource is busy; retry later"},
 }
 
 // writeError answers err as a problem. Errors outside the table are internal: the answer says

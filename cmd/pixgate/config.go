@@ -151,7 +151,7 @@ func settings() []setting {
 			return nil
 		}},
 		{"PIXGATE_AUTH_UPSTREAM_TIMEOUT", "5s", "Timeout of calls to the upstream provider.", durationSetting(func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
-		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments (sandbox: any key).", nonEmpty(func(c *Config) *string { return &c.PixKey })},
+		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments: a valid e-mail, +55 phone, CPF, CNPJ or EVP key.", nonEmpty(func(c *Config) *string { return &c.PixKey })},
 		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
 		{"PIXGATE_PIX_MERCHANT_CITY", "SAO PAULO", "Merchant city in the BR Code (cut at 15 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantCity })},
 		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once; 0 means the number of CPUs.", func(c *Config, v string) error {

@@ -1,6 +1,32 @@
 package main
 
-import "github.com/pixgate/pixgate/adapters/httpapi"
+import (
+	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+)
 
-// wireAcquirer wires the acquirer's notifications.
-func (a *app) wireAcquirer(deps *httpapi.Deps) error { return nil }
+// wireAcquirer wires the acquirer's notifications, POST /acquirer/pix. Without
+// PIXGATE_ACQUIRER_SECRET the route does not exist.
+//
+// The callback names neither the receiving account's document nor its bank, so a payment
+// records a receiver only in sandbox mode, where the sandbox's receiving account is the truth.
+func (a *app) wireAcquirer(deps *httpapi.Deps) error {
+	if a.cfg.AcquirerSecret == "" {
+		return nil
+	}
+	var receiver *domain.AccountHolder
+	if a.cfg.Sandbox {
+		r, err := a.sandboxReceiver()
+		if err != nil {
+			return err
+		}
+		receiver = &r
+	}
+	deps.Acquirer = httpapi.AcquirerDeps{
+		Notifications: application.NewApplyPixNotifications(a.stores.transactions, pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver),
+		Secret:        a.cfg.AcquirerSecret,
+	}
+	return nil
+}

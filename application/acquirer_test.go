@@ -1,0 +1,325 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+)
+
+// lcAcquirer is the acquirer's side of an lcWorld.
+func (w *lcWorld) acquirer() *application.ApplyPixNotifications {
+	return application.NewApplyPixNotifications(w.repo, lcTxIDs{}, w.clock, w.fee, &w.receiver)
+}
+
+const (
+	lcE2E      = "E12345678202611221119AbCdEfGhIjK"
+	lcOtherE2E = "E12345678202611221120ZyXwVuTsRqP"
+	lcRtrID    = "D12345678202611221130AbCdEfGhIjK"
+)
+
+func lcPayment(id string) application.PixNotification {
+	return application.PixNotification{EndToEndID: lcE2E, TxID: lcTxID(id), Amount: 12345, PaidAt: lcStart.Add(3 * time.Second)}
+}
+
+func lcRefundNote(id string, status application.PixRefundStatus, amount domain.Cents) application.PixNotification {
+	n := lcPayment(id)
+	n.Refunds = []application.PixRefund{{ID: "devolucao1", ReturnID: lcRtrID, Amount: amount, Status: status, Reason: "saldo insuficiente"}}
+	return n
+}
+
+func (w *lcWorld) notify(t *testing.T, n ...application.PixNotification) []application.PixNotificationResult {
+	t.Helper()
+	res, err := w.acquirer().Execute(context.Background(), n)
+	if err != nil {
+		t.Fatalf("notifying: %v", err)
+	}
+	if len(res) != len(n) {
+		t.Fatalf("%d results for %d entries", len(res), len(n))
+	}
+	return res
+}
+
+func TestAcquirerPaymentSetsWhatTheCallbackSays(t *testing.T) {
+	w := newLcWorld(t)
+	id := w.newTransaction(t)
+	w.clock.Advance(10 * time.Second)
+	res := w.notify(t, lcPayment(id))[0]
+	if res.Outcome != application.OutcomeApplied || res.Status != domain.TxPaid || res.EndToEndID != lcE2E || res.TxID != lcTxID(id) {
+		t.Fatalf("result = %+v", res)
+	}
+	tx := w.repo.stored(id)
+	if p := tx.AmountPaid(); p == nil || *p != 12345 {
+		t.Errorf("amountPaid = %v", p)
+	}
+	if d := tx.PaymentDate(); d == nil || !d.Equal(lcStart.Add(3*time.Second)) {
+		t.Errorf("paymentDate = %v, want horario", d)
+	}
+	if h := tx.History(); !h[len(h)-1].Date.Equal(lcStart.Add(10 * time.Second)) {
+		t.Errorf("PAID entered at %v, want the time the notification arrived", h[len(h)-1].Date)
+	}
+	if tx.EndToEnd() != lcE2E {
+		t.Errorf("endToEnd = %q", tx.EndToEnd())
+	}
+	if f := tx.FeeAmount(); f == nil || *f != 132 {
+		t.Errorf("feeAmount = %v", f)
+	}
+	if r := tx.Receiver(); r == nil || *r != w.receiver {
+		t.Errorf("receiver = %+v", r)
+	}
+	if tx.Payer() != nil {
+		t.Errorf("payer = %+v: the callback does not name one", tx.Payer())
+	}
+}
+
+func TestAcquirerOutcomes(t *testing.T) {
+	type setup func(t *testing.T, w *lcWorld) (id string)
+	at := func(status domain.TransactionStatus) setup {
+		return func(t *testing.T, w *lcWorld) string { return w.reach(t, status) }
+	}
+	paidBy := func(e2e string, then ...func(*lcWorld, string) error) setup {
+		return func(t *testing.T, w *lcWorld) string {
+			id := w.newTransaction(t)
+			n := lcPayment(id)
+			n.EndToEndID = e2e
+			w.notify(t, n)
+			for _, step := range then {
+				if err := step(w, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return id
+		}
+	}
+	cases := []struct {
+		name        string
+		setup       setup
+		note        func(id string) application.PixNotification
+		payment     application.NotificationOutcome
+		refund      application.NotificationOutcome // "" when the entry has no refund
+		status      domain.TransactionStatus        // after
+		changes     bool
+		wantHistory int // entries added
+	}{
+		{"a payment of a charge awaiting it is applied", at(domain.TxPixQRCodeGenerated), lcPayment,
+			application.OutcomeApplied, "", domain.TxPaid, true, 1},
+		{"the same payment again is already applied", paidBy(lcE2E), lcPayment,
+			application.OutcomeAlreadyApplied, "", domain.TxPaid, false, 0},
+		{"the same payment after a refund is still already applied", paidBy(lcE2E, lcRefund), lcPayment,
+			application.OutcomeAlreadyApplied, "", domain.TxProcessingRefund, false, 0},
+		{"a payment of another amount is not applied", at(domain.TxPixQRCodeGenerated),
+			func(id string) application.PixNotification { n := lcPayment(id); n.Amount = 12344; return n },
+			application.OutcomeAmountMismatch, "", domain.TxPixQRCodeGenerated, false, 0},
+		{"a payment of an expired charge is an invalid transition", at(domain.TxFailed), lcPayment,
+			application.OutcomeInvalidTransition, "", domain.TxFailed, false, 0},
+		{"a second payment with another endToEndId is an invalid transition", paidBy(lcOtherE2E), lcPayment,
+			application.OutcomeInvalidTransition, "", domain.TxPaid, false, 0},
+		{"a txid that names no transaction is unknown", at(domain.TxPixQRCodeGenerated),
+			func(string) application.PixNotification { return lcPayment("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f") },
+			application.OutcomeUnknownTxID, "", "", false, 0},
+		{"a txid of another origin is unknown", at(domain.TxPixQRCodeGenerated),
+			func(id string) application.PixNotification {
+				n := lcPayment(id)
+				n.TxID = "somebodyElsesTxid"
+				return n
+			},
+			application.OutcomeUnknownTxID, "", "", false, 0},
+		{"a refund made (DEVOLVIDO) settles PROCESSING_REFUND into REFUNDED", paidBy(lcE2E, lcRefund),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundReturned, 12345)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeApplied, domain.TxRefunded, true, 1},
+		{"a refund made (DEVOLVIDO) settles PROCESSING_INFRACTION into INFRACTION", paidBy(lcE2E, lcOpen, lcAccept),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundReturned, 12345)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeApplied, domain.TxInfraction, true, 1},
+		{"the same refund again is already applied", paidBy(lcE2E, lcRefund, func(w *lcWorld, id string) error {
+			_, err := w.acquirer().Execute(context.Background(), []application.PixNotification{lcRefundNote(id, application.PixRefundReturned, 12345)})
+			return err
+		}),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundReturned, 12345)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeAlreadyApplied, domain.TxRefunded, false, 0},
+		{"a partial refund is not applied", paidBy(lcE2E, lcRefund),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundReturned, 100)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeAmountMismatch, domain.TxProcessingRefund, false, 0},
+		{"a refund nobody asked for is an invalid transition", paidBy(lcE2E),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundReturned, 12345)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeInvalidTransition, domain.TxPaid, false, 0},
+		{"a refund not made (NAO_REALIZADO) brings PROCESSING_REFUND back to PAID", paidBy(lcE2E, lcRefund),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundNotDone, 12345)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeApplied, domain.TxPaid, true, 1},
+		{"the same refund not made again is already applied", paidBy(lcE2E, lcRefund, func(w *lcWorld, id string) error {
+			_, err := w.acquirer().Execute(context.Background(), []application.PixNotification{lcRefundNote(id, application.PixRefundNotDone, 12345)})
+			return err
+		}),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundNotDone, 12345)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeAlreadyApplied, domain.TxPaid, false, 0},
+		{"a refund in progress (EM_PROCESSAMENTO) changes nothing", paidBy(lcE2E, lcRefund),
+			func(id string) application.PixNotification {
+				return lcRefundNote(id, application.PixRefundInProgress, 12345)
+			},
+			application.OutcomeAlreadyApplied, application.OutcomeInProgress, domain.TxProcessingRefund, false, 0},
+		{"a refund of an unknown txid is unknown too", at(domain.TxPixQRCodeGenerated),
+			func(string) application.PixNotification {
+				return lcRefundNote("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", application.PixRefundReturned, 12345)
+			},
+			application.OutcomeUnknownTxID, application.OutcomeUnknownTxID, "", false, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newLcWorld(t)
+			id := c.setup(t, w)
+			before := w.repo.stored(id).Record()
+			events := len(w.repo.eventTypes(id))
+			w.clock.Advance(time.Second)
+			res := w.notify(t, c.note(id))[0]
+			if res.Outcome != c.payment || res.Status != c.status {
+				t.Fatalf("payment: %s, status %q (%s); want %s, %q", res.Outcome, res.Status, res.Detail, c.payment, c.status)
+			}
+			if c.refund != "" && (len(res.Refunds) != 1 || res.Refunds[0].Outcome != c.refund) {
+				t.Fatalf("refunds: %+v; want %s", res.Refunds, c.refund)
+			}
+			if c.refund == "" && len(res.Refunds) != 0 {
+				t.Fatalf("refunds: %+v; want none", res.Refunds)
+			}
+			switch o := res.Outcome; {
+			case o == application.OutcomeApplied || o == application.OutcomeAlreadyApplied:
+				if res.Detail != "" {
+					t.Errorf("detail %q on %s", res.Detail, o)
+				}
+			case res.Detail == "":
+				t.Errorf("no detail on %s", o)
+			}
+			after := w.repo.stored(id).Record()
+			if changed := after.Version != before.Version; changed != c.changes {
+				t.Fatalf("changed = %v, want %v", changed, c.changes)
+			}
+			if added := len(after.History) - len(before.History); added != c.wantHistory {
+				t.Fatalf("%d history entries added, want %d", added, c.wantHistory)
+			}
+			if added := len(w.repo.eventTypes(id)) - events; added != c.wantHistory {
+				t.Fatalf("%d events raised, want %d", added, c.wantHistory)
+			}
+		})
+	}
+}
+
+func TestAcquirerRefundResultsCarryTheirFields(t *testing.T) {
+	w := newLcWorld(t)
+	id := w.reach(t, domain.TxProcessingRefund)
+	res := w.notify(t, lcRefundNote(id, application.PixRefundReturned, 12345))[0]
+	rr := res.Refunds[0]
+	if rr.ID != "devolucao1" || rr.ReturnID != lcRtrID || rr.Outcome != application.OutcomeApplied {
+		t.Fatalf("refund result = %+v", rr)
+	}
+	if got := w.repo.stored(id).EndToEndRefund(); got != lcRtrID {
+		t.Fatalf("endToEndRefund = %q, want rtrId", got)
+	}
+	id = w.reach(t, domain.TxProcessingRefund)
+	w.notify(t, lcRefundNote(id, application.PixRefundNotDone, 12345))
+	if got := w.repo.stored(id).ErrorMessage(); got != "the acquirer could not refund the payment: saldo insuficiente" {
+		t.Fatalf("errorMessage = %q", got)
+	}
+}
+
+func TestAcquirerEntriesAreIndependent(t *testing.T) {
+	w := newLcWorld(t)
+	a, b := w.newTransaction(t), w.newTransaction(t)
+	second := lcPayment(b)
+	second.EndToEndID = lcOtherE2E
+	res := w.notify(t, lcPayment(a), lcPayment("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f"), second, lcPayment(a))
+	got := []application.NotificationOutcome{res[0].Outcome, res[1].Outcome, res[2].Outcome, res[3].Outcome}
+	want := []application.NotificationOutcome{application.OutcomeApplied, application.OutcomeUnknownTxID, application.OutcomeApplied, application.OutcomeAlreadyApplied}
+	if !slices.Equal(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+}
+
+func TestAcquirerStoreFailureLosesNothingAndAppliesNothingTwice(t *testing.T) {
+	w := newLcWorld(t)
+	a, b := w.newTransaction(t), w.newTransaction(t)
+	second := lcPayment(b)
+	second.EndToEndID = lcOtherE2E
+	unavailable := errors.New("store unavailable")
+	w.repo.failUpdate = func(id string) error {
+		if id == b {
+			return unavailable
+		}
+		return nil
+	}
+	if _, err := w.acquirer().Execute(context.Background(), []application.PixNotification{lcPayment(a), second}); !errors.Is(err, unavailable) {
+		t.Fatalf("err = %v, want the store's failure (so that the acquirer retries)", err)
+	}
+	if w.repo.stored(a).Status() != domain.TxPaid || w.repo.stored(b).Status() != domain.TxPixQRCodeGenerated {
+		t.Fatal("the entry before the failure must stay applied, the failed one unapplied")
+	}
+	w.repo.failUpdate = nil
+	res := w.notify(t, lcPayment(a), second)
+	if res[0].Outcome != application.OutcomeAlreadyApplied || res[1].Outcome != application.OutcomeApplied {
+		t.Fatalf("the retry: %s, %s", res[0].Outcome, res[1].Outcome)
+	}
+	if got := w.repo.eventTypes(a); !slices.Equal(got, []string{"transaction.pix_qrcode_generated", "transaction.paid"}) {
+		t.Fatalf("events of the first entry: %v", got)
+	}
+}
+
+func TestAcquirerConcurrentDeliveriesOfOnePaymentPayOnce(t *testing.T) {
+	w := newLcWorld(t)
+	id := w.newTransaction(t)
+	const senders = 32
+	outcomes := make([]application.NotificationOutcome, senders)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range senders {
+		wg.Go(func() {
+			<-start
+			res, err := w.acquirer().Execute(context.Background(), []application.PixNotification{lcPayment(id)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			outcomes[i] = res[0].Outcome
+		})
+	}
+	close(start)
+	wg.Wait()
+	applied := 0
+	for _, o := range outcomes {
+		switch o {
+		case application.OutcomeApplied:
+			applied++
+		case application.OutcomeAlreadyApplied:
+		default:
+			t.Errorf("outcome %q", o)
+		}
+	}
+	if applied != 1 {
+		t.Fatalf("%d deliveries applied the payment, want 1", applied)
+	}
+	paid := 0
+	for _, e := range w.repo.eventTypes(id) {
+		if e == "transaction.paid" {
+			paid++
+		}
+	}
+	if paid != 1 {
+		t.Fatalf("%d transaction.paid events, want 1", paid)
+	}
+	t.Logf("%d version conflicts were retried", w.repo.conflicts)
+}
