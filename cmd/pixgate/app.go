@@ -14,6 +14,7 @@ import (
 	"github.com/pixgate/pixgate/adapters/jwtauth"
 	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/adapters/metrics"
+	"github.com/pixgate/pixgate/adapters/mongo"
 	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/qr"
 	"github.com/pixgate/pixgate/adapters/system"
@@ -43,6 +44,16 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 		return stores{
 			accounts: memory.NewAccounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
 			outbox: s.Outbox(), pinger: s, close: func(context.Context) error { return nil },
+		}, nil
+	case "mongo":
+		s, err := mongo.Open(ctx, mongo.Config{URI: cfg.MongoURI, Database: cfg.MongoDatabase,
+			OpTimeout: cfg.MongoTimeout, MaxPoolSize: cfg.MongoMaxPool})
+		if err != nil {
+			return stores{}, fmt.Errorf("PIXGATE_MONGODB_URI: opening the store: %w", err)
+		}
+		return stores{
+			accounts: s.Accounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
+			outbox: s.Outbox(), pinger: s, close: s.Close,
 		}, nil
 	}
 	return stores{}, fmt.Errorf("PIXGATE_STORE: store %q is not built in", cfg.Store)

@@ -1,0 +1,606 @@
+package mongo
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// The documents below are the storage shapes of the aggregates: plain structs with bson tags,
+// mapped by hand to and from the domain so that the domain never learns about BSON. Field names
+// are part of the stored format (and of the index definitions in indexes.go): renaming one
+// needs a migration.
+
+// documentDoc is a CPF or CNPJ.
+type documentDoc struct {
+	Kind  string `bson:"kind"`
+	Value string `bson:"value"`
+}
+
+func fromDocument(d domain.Document) *documentDoc {
+	if d.IsZero() {
+		return nil
+	}
+	return &documentDoc{Kind: string(d.Kind()), Value: d.Value()}
+}
+
+// toDocument rebuilds a document. The domain offers no unvalidated path for documents, so a
+// stored value is parsed again; it was valid when written, so a failure means the data was
+// changed behind the program's back.
+func (d *documentDoc) toDocument() (domain.Document, error) {
+	if d == nil || d.Value == "" {
+		return domain.Document{}, nil
+	}
+	doc, err := domain.ParseDocument(d.Value)
+	if err != nil {
+		return domain.Document{}, fmt.Errorf("stored document %q: %w", d.Value, err)
+	}
+	return doc, nil
+}
+
+type pixKeyDoc struct {
+	Type string `bson:"type"`
+	Key  string `bson:"key"`
+}
+
+type bankAccountDoc struct {
+	Type  string `bson:"type,omitempty"`
+	Digit string `bson:"digit,omitempty"`
+	ISPB  string `bson:"ispb,omitempty"`
+}
+
+type holderDoc struct {
+	Type        string         `bson:"type"`
+	Name        string         `bson:"name"`
+	Document    *documentDoc   `bson:"document,omitempty"`
+	BankAccount bankAccountDoc `bson:"bankAccount"`
+	Pix         pixKeyDoc      `bson:"pix"`
+}
+
+func fromHolder(h *domain.AccountHolder) *holderDoc {
+	if h == nil {
+		return nil
+	}
+	return &holderDoc{
+		Type: string(h.Type), Name: h.Name, Document: fromDocument(h.Document),
+		BankAccount: bankAccountDoc{Type: h.BankAccount.Type, Digit: h.BankAccount.Digit, ISPB: h.BankAccount.ISPB},
+		Pix:         pixKeyDoc{Type: string(h.Pix.Type), Key: h.Pix.Key},
+	}
+}
+
+func (h *holderDoc) toHolder() (*domain.AccountHolder, error) {
+	if h == nil {
+		return nil, nil
+	}
+	doc, err := h.Document.toDocument()
+	if err != nil {
+		return nil, err
+	}
+	return &domain.AccountHolder{
+		Type: domain.HolderType(h.Type), Name: h.Name, Document: doc,
+		BankAccount: domain.BankAccount{Type: h.BankAccount.Type, Digit: h.BankAccount.Digit, ISPB: h.BankAccount.ISPB},
+		Pix:         domain.PixKey{Type: domain.PixKeyType(h.Pix.Type), Key: h.Pix.Key},
+	}, nil
+}
+
+type historyDoc struct {
+	Status string    `bson:"status"`
+	Date   time.Time `bson:"date"`
+}
+
+func fromHistory[S ~string](h []domain.StatusEntry[S]) []historyDoc {
+	out := make([]historyDoc, len(h))
+	for i, e := range h {
+		out[i] = historyDoc{Status: string(e.Status), Date: e.Date}
+	}
+	return out
+}
+
+func toHistory[S ~string](h []historyDoc) []domain.StatusEntry[S] {
+	out := make([]domain.StatusEntry[S], len(h))
+	for i, e := range h {
+		out[i] = domain.StatusEntry[S]{Status: S(e.Status), Date: e.Date.UTC()}
+	}
+	return out
+}
+
+type customerDoc struct {
+	IP          string       `bson:"ip,omitempty"`
+	Name        string       `bson:"name"`
+	Email       string       `bson:"email,omitempty"`
+	Document    *documentDoc `bson:"document,omitempty"`
+	Landline    string       `bson:"landline,omitempty"`
+	MobilePhone string       `bson:"mobilePhone,omitempty"`
+	Birthdate   string       `bson:"birthdate,omitempty"`
+}
+
+type sellerDoc struct {
+	Name     string       `bson:"name"`
+	Document *documentDoc `bson:"document,omitempty"`
+}
+
+type addressDoc struct {
+	ZipCode      string `bson:"zipCode"`
+	Number       string `bson:"number"`
+	Street       string `bson:"street"`
+	Neighborhood string `bson:"neighborhood"`
+	City         string `bson:"city"`
+	State        string `bson:"state"`
+	Country      string `bson:"country"`
+	Complement   string `bson:"complement,omitempty"`
+}
+
+type itemDoc struct {
+	Title       string `bson:"title"`
+	Description string `bson:"description,omitempty"`
+	UnitPrice   int64  `bson:"unitPrice"`
+	Quantity    int    `bson:"quantity"`
+}
+
+type pixDoc struct {
+	URI       string    `bson:"uri"`
+	QRCodePNG []byte    `bson:"qrCodePng"`
+	ExpiresAt time.Time `bson:"expiresAt"`
+}
+
+// searchDoc holds normalised copies of what the list filters match and the stored fields do
+// not hold in a directly comparable form: the e-mail and name lower-cased (FerretDB has no
+// collations, so no case-insensitive index), both phones in one array (one multikey index
+// serves "landline or mobile"). Written with every change, never read back.
+type searchDoc struct {
+	Email  string   `bson:"email,omitempty"`
+	Name   string   `bson:"name,omitempty"`
+	Phones []string `bson:"phones,omitempty"`
+}
+
+// idemSlot is the value of the unique (accountId, idem) index. MongoDB cannot make a unique
+// index ignore documents without a key unless it is partial, and partial indexes exist neither
+// on FerretDB nor comfortably on sharded clusters; so every document carries a slot that is
+// always present and unique: its key when it has one, its own id otherwise. The prefixes keep
+// the two spaces apart (a merchant's key can never collide with an id).
+func idemSlot(key, id string) string {
+	if key == "" {
+		return "id:" + id
+	}
+	return "key:" + key
+}
+
+// txFields are the fields of a transaction document that change with the aggregate. Update
+// writes them all with $set (no omitempty here, so that a cleared field is overwritten rather
+// than left behind), never touching _id or the outbox fields that dispatchers change
+// concurrently.
+type txFields struct {
+	AccountID       string       `bson:"accountId"`
+	Acquirer        string       `bson:"acquirer"`
+	Idem            string       `bson:"idem"`
+	IdemKey         string       `bson:"idemKey"`
+	IdemFingerprint string       `bson:"idemFingerprint"`
+	CreatedAt       time.Time    `bson:"createdAt"`
+	UpdatedAt       time.Time    `bson:"updatedAt"`
+	Status          string       `bson:"status"`
+	History         []historyDoc `bson:"history"`
+
+	Amount            int64        `bson:"amount"`
+	PaymentMethod     string       `bson:"paymentMethod"`
+	WebhookURL        string       `bson:"webhookUrl"`
+	ExternalCode      string       `bson:"externalCode"`
+	Customer          *customerDoc `bson:"customer"`
+	Seller            *sellerDoc   `bson:"seller"`
+	IsInfoProduct     bool         `bson:"isInfoProduct"`
+	Address           *addressDoc  `bson:"address"`
+	Items             []itemDoc    `bson:"items"`
+	Metadata          string       `bson:"metadata"` // the merchant's JSON object, compact; "" when absent
+	ExpirationSeconds int          `bson:"expirationSeconds"`
+
+	Pix            *pixDoc    `bson:"pix"`
+	AmountPaid     *int64     `bson:"amountPaid"`
+	PaymentDate    *time.Time `bson:"paymentDate"`
+	InfractionDate *time.Time `bson:"infractionDate"`
+	ErrorMessage   string     `bson:"errorMessage"`
+	EndToEnd       string     `bson:"endToEnd"`
+	EndToEndRefund string     `bson:"endToEndRefund"`
+	Payer          *holderDoc `bson:"payer"`
+	Receiver       *holderDoc `bson:"receiver"`
+	FeeAmount      *int64     `bson:"feeAmount"`
+
+	Search  searchDoc `bson:"search"`
+	Version int64     `bson:"version"`
+}
+
+// outboxFields are the pending deliveries of the events a resource raised, kept in the
+// resource's own document (see doc.go). Only the outbox code changes them after creation,
+// except that Update appends new deliveries.
+type outboxFields struct {
+	Outbox []deliveryDoc `bson:"outbox,omitempty"`
+	// OutboxDue is the earliest time one of the pending deliveries may be claimed; absent when
+	// none is pending. Claim finds work through its index.
+	OutboxDue *time.Time `bson:"outboxDue,omitempty"`
+	// OutboxRev counts the changes of Outbox and OutboxDue; every outbox write is guarded by it.
+	OutboxRev int64 `bson:"outboxRev"`
+}
+
+// txDoc is a stored transaction.
+type txDoc struct {
+	ID     string       `bson:"_id"`
+	Fields txFields     `bson:",inline"`
+	Box    outboxFields `bson:",inline"`
+}
+
+// txSnapshot is a transaction as an event carries it: the aggregate without its outbox.
+type txSnapshot struct {
+	ID     string   `bson:"_id"`
+	Fields txFields `bson:",inline"`
+}
+
+func cents(c *domain.Cents) *int64 {
+	if c == nil {
+		return nil
+	}
+	v := int64(*c)
+	return &v
+}
+
+func toCents(v *int64) *domain.Cents {
+	if v == nil {
+		return nil
+	}
+	c := domain.Cents(*v)
+	return &c
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func fromTransaction(t *domain.Transaction) txSnapshot {
+	r := t.Record()
+	o := r.Order
+	f := txFields{
+		AccountID: r.AccountID, Acquirer: r.Acquirer,
+		Idem: idemSlot(r.Idempotency.Key, r.ID), IdemKey: r.Idempotency.Key, IdemFingerprint: r.Idempotency.Fingerprint,
+		CreatedAt: r.CreatedAt, UpdatedAt: t.UpdatedAt(), Status: string(r.Status), History: fromHistory(r.History),
+		Amount: int64(o.Amount), PaymentMethod: string(o.PaymentMethod), WebhookURL: o.WebhookURL,
+		ExternalCode: o.ExternalCode, IsInfoProduct: o.IsInfoProduct, Metadata: string(o.Metadata),
+		ExpirationSeconds: o.ExpirationSeconds,
+		AmountPaid:        cents(r.AmountPaid), PaymentDate: r.PaymentDate, InfractionDate: r.InfractionDate,
+		ErrorMessage: r.ErrorMessage, EndToEnd: r.EndToEnd, EndToEndRefund: r.EndToEndRefund,
+		Payer: fromHolder(r.Payer), Receiver: fromHolder(r.Receiver), FeeAmount: cents(r.FeeAmount),
+		Version: r.Version,
+	}
+	if c := o.Customer; c != nil {
+		f.Customer = &customerDoc{IP: c.IP, Name: c.Name, Email: c.Email, Document: fromDocument(c.Document),
+			Landline: c.Landline, MobilePhone: c.MobilePhone, Birthdate: c.Birthdate}
+		f.Search = searchDoc{Email: strings.ToLower(c.Email), Name: strings.ToLower(c.Name)}
+		for _, p := range []string{c.Landline, c.MobilePhone} {
+			if p != "" {
+				f.Search.Phones = append(f.Search.Phones, p)
+			}
+		}
+	}
+	if s := o.Seller; s != nil {
+		f.Seller = &sellerDoc{Name: s.Name, Document: fromDocument(s.Document)}
+	}
+	if a := o.Address; a != nil {
+		f.Address = &addressDoc{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street, Neighborhood: a.Neighborhood,
+			City: a.City, State: a.State, Country: a.Country, Complement: a.Complement}
+	}
+	if o.Items != nil {
+		f.Items = make([]itemDoc, len(o.Items))
+		for i, it := range o.Items {
+			f.Items[i] = itemDoc{Title: it.Title, Description: it.Description, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity}
+		}
+	}
+	if p := r.Pix; p != nil {
+		f.Pix = &pixDoc{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt}
+	}
+	return txSnapshot{ID: r.ID, Fields: f}
+}
+
+func (d *txSnapshot) toTransaction() (*domain.Transaction, error) {
+	f := d.Fields
+	order := domain.Order{
+		Amount: domain.Cents(f.Amount), PaymentMethod: domain.PaymentMethod(f.PaymentMethod),
+		WebhookURL: f.WebhookURL, ExternalCode: f.ExternalCode, IsInfoProduct: f.IsInfoProduct,
+		ExpirationSeconds: f.ExpirationSeconds,
+	}
+	if f.Metadata != "" {
+		order.Metadata = []byte(f.Metadata)
+	}
+	if c := f.Customer; c != nil {
+		doc, err := c.Document.toDocument()
+		if err != nil {
+			return nil, err
+		}
+		order.Customer = &domain.Customer{IP: c.IP, Name: c.Name, Email: c.Email, Document: doc,
+			Landline: c.Landline, MobilePhone: c.MobilePhone, Birthdate: c.Birthdate}
+	}
+	if s := f.Seller; s != nil {
+		doc, err := s.Document.toDocument()
+		if err != nil {
+			return nil, err
+		}
+		order.Seller = &domain.Seller{Name: s.Name, Document: doc}
+	}
+	if a := f.Address; a != nil {
+		order.Address = &domain.Address{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street, Neighborhood: a.Neighborhood,
+			City: a.City, State: a.State, Country: a.Country, Complement: a.Complement}
+	}
+	if f.Items != nil {
+		order.Items = make([]domain.Item, len(f.Items))
+		for i, it := range f.Items {
+			order.Items[i] = domain.Item{Title: it.Title, Description: it.Description, UnitPrice: domain.Cents(it.UnitPrice), Quantity: it.Quantity}
+		}
+	}
+	payer, err := f.Payer.toHolder()
+	if err != nil {
+		return nil, err
+	}
+	receiver, err := f.Receiver.toHolder()
+	if err != nil {
+		return nil, err
+	}
+	r := domain.TransactionRecord{
+		ID: d.ID, AccountID: f.AccountID, Acquirer: f.Acquirer, Order: order,
+		Idempotency: domain.Idempotency{Key: f.IdemKey, Fingerprint: f.IdemFingerprint},
+		CreatedAt:   f.CreatedAt, Status: domain.TransactionStatus(f.Status),
+		History:    toHistory[domain.TransactionStatus](f.History),
+		AmountPaid: toCents(f.AmountPaid), PaymentDate: utcPtr(f.PaymentDate), InfractionDate: utcPtr(f.InfractionDate),
+		ErrorMessage: f.ErrorMessage, EndToEnd: f.EndToEnd, EndToEndRefund: f.EndToEndRefund,
+		Payer: payer, Receiver: receiver, FeeAmount: toCents(f.FeeAmount), Version: f.Version,
+	}
+	if p := f.Pix; p != nil {
+		r.Pix = &domain.PixResponse{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt.UTC()}
+	}
+	return domain.UnmarshalTransactionFromDatabase(r), nil
+}
+
+// wdFields are the fields of a withdrawal document that change with the aggregate, written
+// whole by Update as txFields are.
+type wdFields struct {
+	AccountID       string       `bson:"accountId"`
+	Acquirer        string       `bson:"acquirer"`
+	Idem            string       `bson:"idem"`
+	IdemKey         string       `bson:"idemKey"`
+	IdemFingerprint string       `bson:"idemFingerprint"`
+	CreatedAt       time.Time    `bson:"createdAt"`
+	UpdatedAt       time.Time    `bson:"updatedAt"`
+	Status          string       `bson:"status"`
+	History         []historyDoc `bson:"history"`
+
+	Amount       int64      `bson:"amount"`
+	Fee          int64      `bson:"fee"`
+	PixKey       pixKeyDoc  `bson:"pixKey"`
+	ExternalCode string     `bson:"externalCode"`
+	WebhookURL   string     `bson:"webhookUrl"`
+	Payer        *holderDoc `bson:"payer"`
+	Receiver     *holderDoc `bson:"receiver"`
+
+	AmountWithdrawn *int64     `bson:"amountWithdrawn"`
+	ProcessedDate   *time.Time `bson:"processedDate"`
+	ErrorMessage    string     `bson:"errorMessage"`
+	EndToEnd        string     `bson:"endToEnd"`
+
+	Version int64 `bson:"version"`
+}
+
+// wdDoc is a stored withdrawal. Seq is its place in the account's sequence of withdrawals, the
+// reservation token of CreateReserving (see doc.go); it never changes.
+type wdDoc struct {
+	ID     string       `bson:"_id"`
+	Seq    int64        `bson:"seq"`
+	Fields wdFields     `bson:",inline"`
+	Box    outboxFields `bson:",inline"`
+}
+
+// wdSnapshot is a withdrawal as an event carries it.
+type wdSnapshot struct {
+	ID     string   `bson:"_id"`
+	Fields wdFields `bson:",inline"`
+}
+
+func fromWithdrawal(w *domain.Withdrawal) wdSnapshot {
+	r := w.Record()
+	p := r.Payout
+	return wdSnapshot{ID: r.ID, Fields: wdFields{
+		AccountID: r.AccountID, Acquirer: r.Acquirer,
+		Idem: idemSlot(r.Idempotency.Key, r.ID), IdemKey: r.Idempotency.Key, IdemFingerprint: r.Idempotency.Fingerprint,
+		CreatedAt: r.CreatedAt, UpdatedAt: w.UpdatedAt(), Status: string(r.Status), History: fromHistory(r.History),
+		Amount: int64(p.Amount), Fee: int64(p.Fee), PixKey: pixKeyDoc{Type: string(p.PixKey.Type), Key: p.PixKey.Key},
+		ExternalCode: p.ExternalCode, WebhookURL: p.WebhookURL,
+		Payer: fromHolder(p.Payer), Receiver: fromHolder(p.Receiver),
+		AmountWithdrawn: cents(r.AmountWithdrawn), ProcessedDate: r.ProcessedDate,
+		ErrorMessage: r.ErrorMessage, EndToEnd: r.EndToEnd, Version: r.Version,
+	}}
+}
+
+func (d *wdSnapshot) toWithdrawal() (*domain.Withdrawal, error) {
+	f := d.Fields
+	payer, err := f.Payer.toHolder()
+	if err != nil {
+		return nil, err
+	}
+	receiver, err := f.Receiver.toHolder()
+	if err != nil {
+		return nil, err
+	}
+	return domain.UnmarshalWithdrawalFromDatabase(domain.WithdrawalRecord{
+		ID: d.ID, AccountID: f.AccountID, Acquirer: f.Acquirer,
+		Payout: domain.Payout{
+			Amount: domain.Cents(f.Amount), Fee: domain.Cents(f.Fee),
+			PixKey:       domain.PixKey{Type: domain.PixKeyType(f.PixKey.Type), Key: f.PixKey.Key},
+			ExternalCode: f.ExternalCode, WebhookURL: f.WebhookURL, Payer: payer, Receiver: receiver,
+		},
+		Idempotency: domain.Idempotency{Key: f.IdemKey, Fingerprint: f.IdemFingerprint},
+		CreatedAt:   f.CreatedAt, Status: domain.WithdrawalStatus(f.Status),
+		History:         toHistory[domain.WithdrawalStatus](f.History),
+		AmountWithdrawn: toCents(f.AmountWithdrawn), ProcessedDate: utcPtr(f.ProcessedDate),
+		ErrorMessage: f.ErrorMessage, EndToEnd: f.EndToEnd, Version: f.Version,
+	}), nil
+}
+
+type attemptDoc struct {
+	At         time.Time `bson:"at"`
+	StatusCode int       `bson:"statusCode"`
+	Error      string    `bson:"error,omitempty"`
+	DurationNS int64     `bson:"durationNs"`
+}
+
+// deliveryDoc is one element of a document's outbox array: an event and the state of its
+// delivery. The event's account, resource and kind are the enclosing document's.
+type deliveryDoc struct {
+	EventID     string      `bson:"id"`
+	Type        string      `bson:"type"`
+	CreatedAt   time.Time   `bson:"createdAt"`
+	WebhookURL  string      `bson:"webhookUrl"`
+	Transaction *txSnapshot `bson:"transaction,omitempty"`
+	Withdrawal  *wdSnapshot `bson:"withdrawal,omitempty"`
+
+	Status        string       `bson:"status"`
+	NextAttemptAt time.Time    `bson:"nextAttemptAt"`
+	Owner         string       `bson:"owner,omitempty"`
+	LeaseUntil    *time.Time   `bson:"leaseUntil,omitempty"`
+	Attempts      []attemptDoc `bson:"attempts"`
+}
+
+// newDelivery stores an event pending and due at once: at the time of the transition that
+// raised it (the adapter has no clock of its own, and the event's time comes from the
+// application's clock, which tests control).
+func newDelivery(e domain.Event) deliveryDoc {
+	d := deliveryDoc{
+		EventID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt.UTC(), WebhookURL: e.WebhookURL,
+		Status: string(ports.DeliveryPending), NextAttemptAt: e.CreatedAt.UTC(), Attempts: []attemptDoc{},
+	}
+	if e.Transaction != nil {
+		s := fromTransaction(e.Transaction)
+		d.Transaction = &s
+	}
+	if e.Withdrawal != nil {
+		s := fromWithdrawal(e.Withdrawal)
+		d.Withdrawal = &s
+	}
+	return d
+}
+
+// claimableAt is when the delivery may next be claimed: its next attempt time, or the end of
+// the lease someone holds on it, whichever is later. Nil when it is not pending.
+func (d *deliveryDoc) claimableAt() *time.Time {
+	if d.Status != string(ports.DeliveryPending) {
+		return nil
+	}
+	at := d.NextAttemptAt
+	if d.Owner != "" && d.LeaseUntil != nil && d.LeaseUntil.After(at) {
+		at = *d.LeaseUntil
+	}
+	return &at
+}
+
+// outboxDue is the earliest claimableAt of the deliveries, nil when none is pending.
+func outboxDue(ds []deliveryDoc) *time.Time {
+	var due *time.Time
+	for i := range ds {
+		if at := ds[i].claimableAt(); at != nil && (due == nil || at.Before(*due)) {
+			due = at
+		}
+	}
+	return due
+}
+
+func newOutbox(events []domain.Event) outboxFields {
+	var o outboxFields
+	for _, e := range events {
+		o.Outbox = append(o.Outbox, newDelivery(e))
+	}
+	o.OutboxDue = outboxDue(o.Outbox)
+	return o
+}
+
+func (d *deliveryDoc) toDelivery(accountID, resourceID string, kind domain.ResourceKind) (ports.Delivery, error) {
+	e := domain.Event{
+		ID: d.EventID, Type: d.Type, AccountID: accountID, ResourceID: resourceID, Kind: kind,
+		WebhookURL: d.WebhookURL, CreatedAt: d.CreatedAt.UTC(),
+	}
+	var err error
+	if d.Transaction != nil {
+		if e.Transaction, err = d.Transaction.toTransaction(); err != nil {
+			return ports.Delivery{}, err
+		}
+	}
+	if d.Withdrawal != nil {
+		if e.Withdrawal, err = d.Withdrawal.toWithdrawal(); err != nil {
+			return ports.Delivery{}, err
+		}
+	}
+	out := ports.Delivery{Event: e, Status: ports.DeliveryStatus(d.Status), NextAttemptAt: d.NextAttemptAt.UTC()}
+	for _, a := range d.Attempts {
+		out.Attempts = append(out.Attempts, ports.Attempt{
+			At: a.At.UTC(), StatusCode: a.StatusCode, Error: a.Error, Duration: time.Duration(a.DurationNS),
+		})
+	}
+	return out, nil
+}
+
+type webhookDoc struct {
+	Current           string     `bson:"current"`
+	Previous          string     `bson:"previous,omitempty"`
+	PreviousExpiresAt *time.Time `bson:"previousExpiresAt,omitempty"`
+}
+
+// accountDoc is a stored client account.
+type accountDoc struct {
+	ID        string     `bson:"_id"`
+	Name      string     `bson:"name"`
+	Status    string     `bson:"status"`
+	Scopes    []string   `bson:"scopes"`
+	Webhook   webhookDoc `bson:"webhook"`
+	CreatedAt time.Time  `bson:"createdAt"`
+	Version   int64      `bson:"version"`
+}
+
+func fromAccount(a *domain.Account, version int64) accountDoc {
+	scopes := make([]string, 0, len(a.Scopes()))
+	for _, s := range a.Scopes() {
+		scopes = append(scopes, string(s))
+	}
+	w := a.Webhook()
+	return accountDoc{
+		ID: a.ID(), Name: a.Name(), Status: string(a.Status()), Scopes: scopes,
+		Webhook:   webhookDoc{Current: w.Current, Previous: w.Previous, PreviousExpiresAt: utcPtr(w.PreviousExpiresAt)},
+		CreatedAt: a.CreatedAt(), Version: version,
+	}
+}
+
+func (d *accountDoc) toAccount() *domain.Account {
+	scopes := make([]domain.Scope, len(d.Scopes))
+	for i, s := range d.Scopes {
+		scopes[i] = domain.Scope(s)
+	}
+	return domain.UnmarshalAccountFromDatabase(d.ID, d.Name, domain.AccountStatus(d.Status), scopes,
+		domain.WebhookSecrets{Current: d.Webhook.Current, Previous: d.Webhook.Previous, PreviousExpiresAt: utcPtr(d.Webhook.PreviousExpiresAt)},
+		d.CreatedAt)
+}
+
+// credentialDoc is a stored credential; its _id is the client id, unique across accounts.
+type credentialDoc struct {
+	ClientID   string     `bson:"_id"`
+	AccountID  string     `bson:"accountId"`
+	SecretHash []byte     `bson:"secretHash"`
+	CreatedAt  time.Time  `bson:"createdAt"`
+	RevokedAt  *time.Time `bson:"revokedAt,omitempty"`
+}
+
+func fromCredential(c domain.Credential) credentialDoc {
+	return credentialDoc{ClientID: c.ClientID, AccountID: c.AccountID, SecretHash: c.SecretHash,
+		CreatedAt: c.CreatedAt.UTC(), RevokedAt: utcPtr(c.RevokedAt)}
+}
+
+func (d *credentialDoc) toCredential() domain.Credential {
+	return domain.Credential{ClientID: d.ClientID, AccountID: d.AccountID, SecretHash: d.SecretHash,
+		CreatedAt: d.CreatedAt.UTC(), RevokedAt: utcPtr(d.RevokedAt)}
+}

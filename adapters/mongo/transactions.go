@@ -1,0 +1,300 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	mdb "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// TransactionRepository stores transactions, one document each, with the deliveries of the
+// events they raised in the same document. Build it with Open; use it through Store.
+type TransactionRepository struct {
+	s    *Store
+	coll *mdb.Collection
+}
+
+var _ ports.TransactionRepository = (*TransactionRepository)(nil)
+
+// withoutOutbox leaves the outbox out of aggregate reads: the application never reads it
+// through the aggregate, and it carries a snapshot of the resource per event.
+var withoutOutbox = bson.D{{Key: "outbox", Value: 0}}
+
+// Create inserts the transaction's document, at version 1, with its raised events as pending
+// deliveries; then it records the version on t and forgets the events, as stored. The unique
+// indexes on _id and (accountId, idem) answer the duplicates.
+func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transaction) error {
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	snap := fromTransaction(t)
+	snap.Fields.Version = 1
+	doc := txDoc{ID: snap.ID, Fields: snap.Fields, Box: newOutbox(t.Events())}
+	if _, err := r.coll.InsertOne(ctx, doc); err != nil {
+		return mapErr("create transaction "+t.ID(), err)
+	}
+	t.SetVersion(1)
+	t.ClearEvents()
+	return nil
+}
+
+// Get returns the account's transaction id.
+func (r *TransactionRepository) Get(ctx context.Context, accountID, id string) (*domain.Transaction, error) {
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	return r.findOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}})
+}
+
+// GetByIdempotencyKey returns the account's transaction created with key.
+func (r *TransactionRepository) GetByIdempotencyKey(ctx context.Context, accountID, key string) (*domain.Transaction, error) {
+	if key == "" {
+		return nil, fmt.Errorf("mongo get transaction by idempotency key: %w", domain.ErrNotFound)
+	}
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	return r.findOne(ctx, bson.D{{Key: "accountId", Value: accountID}, {Key: "idem", Value: idemSlot(key, "")}})
+}
+
+// Find returns transaction id of any account.
+func (r *TransactionRepository) Find(ctx context.Context, id string) (*domain.Transaction, error) {
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	return r.findOne(ctx, bson.D{{Key: "_id", Value: id}})
+}
+
+func (r *TransactionRepository) findOne(ctx context.Context, filter bson.D) (*domain.Transaction, error) {
+	var d txSnapshot
+	err := r.coll.FindOne(ctx, filter, options.FindOne().SetProjection(withoutOutbox)).Decode(&d)
+	if err != nil {
+		return nil, mapErr("get transaction", err)
+	}
+	return d.toTransaction()
+}
+
+// List counts the matching transactions and reads one page of them, newest first. The two
+// reads are not one snapshot: a transaction created in between may show in one and not the
+// other, as on any paged API.
+func (r *TransactionRepository) List(ctx context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	if p.Number < 1 {
+		p.Number = 1
+	}
+	if p.Size < 1 {
+		p.Size = 1
+	}
+	filter := listFilter(f)
+	total, err := r.coll.CountDocuments(ctx, filter)
+	if err != nil {
+		return ports.TransactionPage{}, mapErr("count transactions", err)
+	}
+	page := ports.TransactionPage{Items: []*domain.Transaction{}, Total: int(total)}
+	skip := int64(p.Number-1) * int64(p.Size)
+	if skip >= total {
+		return page, nil
+	}
+	opts := options.Find().SetSort(listOrder).SetSkip(skip).SetLimit(int64(p.Size)).SetProjection(withoutOutbox)
+	page.Items, err = r.findMany(ctx, filter, opts)
+	return page, err
+}
+
+// listOrder is the order of every list: newest first, ties by id, as the indexes keep it.
+var listOrder = bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}
+
+// ListFilter builds the query of a list. It is exported for the tests that read the query's
+// plan (explain); nothing else needs it.
+func ListFilter(f ports.TransactionFilter) bson.D { return listFilter(f) }
+
+// ListOrder is the sort of every list, exported beside ListFilter.
+func ListOrder() bson.D { return append(bson.D{}, listOrder...) }
+
+func listFilter(f ports.TransactionFilter) bson.D {
+	q := bson.D{{Key: "accountId", Value: f.AccountID}}
+	if f.StartDate != nil || f.EndDate != nil {
+		r := bson.D{}
+		if f.StartDate != nil {
+			r = append(r, bson.E{Key: "$gte", Value: f.StartDate.UTC()})
+		}
+		if f.EndDate != nil {
+			r = append(r, bson.E{Key: "$lte", Value: f.EndDate.UTC()})
+		}
+		q = append(q, bson.E{Key: "createdAt", Value: r})
+	}
+	if len(f.Statuses) > 0 {
+		in := make(bson.A, len(f.Statuses))
+		for i, s := range f.Statuses {
+			in[i] = string(s)
+		}
+		q = append(q, bson.E{Key: "status", Value: bson.D{{Key: "$in", Value: in}}})
+	}
+	if len(f.PaymentMethods) > 0 {
+		in := make(bson.A, len(f.PaymentMethods))
+		for i, m := range f.PaymentMethods {
+			in[i] = string(m)
+		}
+		q = append(q, bson.E{Key: "paymentMethod", Value: bson.D{{Key: "$in", Value: in}}})
+	}
+	if f.CustomerEmail != "" {
+		q = append(q, bson.E{Key: "search.email", Value: strings.ToLower(f.CustomerEmail)})
+	}
+	if f.CustomerName != "" {
+		// Both sides lower-cased in Go rather than the regex's "i" option: the server's
+		// case folding of non-ASCII letters differs between MongoDB and FerretDB.
+		q = append(q, bson.E{Key: "search.name", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(strings.ToLower(f.CustomerName))}}})
+	}
+	if f.CustomerDocument != "" {
+		q = append(q, bson.E{Key: "customer.document.value", Value: f.CustomerDocument})
+	}
+	if f.CustomerPhone != "" {
+		q = append(q, bson.E{Key: "search.phones", Value: f.CustomerPhone})
+	}
+	if f.ID != "" {
+		q = append(q, bson.E{Key: "_id", Value: f.ID})
+	}
+	if f.EndToEnd != "" {
+		q = append(q, bson.E{Key: "endToEnd", Value: f.EndToEnd})
+	}
+	if f.EndToEndRefund != "" {
+		q = append(q, bson.E{Key: "endToEndRefund", Value: f.EndToEndRefund})
+	}
+	if f.ExternalCode != "" {
+		q = append(q, bson.E{Key: "externalCode", Value: f.ExternalCode})
+	}
+	if f.MinAmount != nil || f.MaxAmount != nil {
+		r := bson.D{}
+		if f.MinAmount != nil {
+			r = append(r, bson.E{Key: "$gte", Value: int64(*f.MinAmount)})
+		}
+		if f.MaxAmount != nil {
+			r = append(r, bson.E{Key: "$lte", Value: int64(*f.MaxAmount)})
+		}
+		q = append(q, bson.E{Key: "amount", Value: r})
+	}
+	return q
+}
+
+func (r *TransactionRepository) findMany(ctx context.Context, filter bson.D, opts *options.FindOptionsBuilder) ([]*domain.Transaction, error) {
+	cur, err := r.coll.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, mapErr("find transactions", err)
+	}
+	var docs []txSnapshot
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, mapErr("read transactions", err)
+	}
+	out := make([]*domain.Transaction, 0, len(docs))
+	for i := range docs {
+		t, err := docs[i].toTransaction()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Update reads the transaction, applies fn and writes the result only if the stored version is
+// still the one read: updateOne({_id, version: v}, {$set: fields and version v+1, $push: the new
+// deliveries}). Losing that race (nothing matched) means another writer got in between: read
+// again and apply fn again, a bounded number of times. The aggregate's fields and its new
+// deliveries go in one single-document write, so a status change and its notification are
+// stored together or not at all.
+func (r *TransactionRepository) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	unlock, err := r.s.lock(ctx, collTransactions+"/"+id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	filter := bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}}
+	for attempt := 0; attempt < r.s.cfg.MaxRetries; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, mapErr("update transaction "+id, err)
+			}
+		}
+		t, err := r.findOne(ctx, filter)
+		if err != nil {
+			return nil, err
+		}
+		v := t.Version()
+		if err := fn(t); err != nil {
+			return nil, err
+		}
+		events := t.Events()
+		t.ClearEvents()
+		t.SetVersion(v + 1)
+		ok, err := writeVersioned(ctx, r.coll, id, v, fromTransaction(t).Fields, events)
+		if err != nil {
+			return nil, mapErr("update transaction "+id, err)
+		}
+		if ok {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("mongo update transaction %s: %w", id, ports.ErrVersionConflict)
+}
+
+// writeVersioned stores fields (which carry version v+1) over document id if its version is
+// still v, and appends the deliveries of events to its outbox in the same write. The outbox's
+// revision moves too, so that an outbox write working from an older read (see outbox.go) does
+// not overwrite outboxDue without the new deliveries. It reports whether the version matched.
+func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v int64, fields any, events []domain.Event) (bool, error) {
+	update := bson.D{{Key: "$set", Value: fields}}
+	if len(events) > 0 {
+		ob := newOutbox(events)
+		update = append(update,
+			bson.E{Key: "$push", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "$each", Value: ob.Outbox}}}}},
+			bson.E{Key: "$min", Value: bson.D{{Key: "outboxDue", Value: *ob.OutboxDue}}},
+			bson.E{Key: "$inc", Value: bson.D{{Key: "outboxRev", Value: int64(1)}}},
+		)
+	}
+	res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: v}}, update)
+	if err != nil {
+		return false, err
+	}
+	return res.MatchedCount == 1, nil
+}
+
+// ListExpired returns transactions awaiting payment whose QR code expired at or before now,
+// the earliest expiry first.
+func (r *TransactionRepository) ListExpired(ctx context.Context, now time.Time, limit int) ([]*domain.Transaction, error) {
+	if limit <= 0 {
+		return []*domain.Transaction{}, nil
+	}
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	filter := bson.D{
+		{Key: "status", Value: string(domain.TxPixQRCodeGenerated)},
+		{Key: "pix.expiresAt", Value: bson.D{{Key: "$lte", Value: now.UTC()}}},
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "pix.expiresAt", Value: 1}, {Key: "_id", Value: 1}}).
+		SetLimit(int64(limit)).SetProjection(withoutOutbox)
+	return r.findMany(ctx, filter, opts)
+}
+
+// ListByStatus returns transactions in status whose last change happened at or before until,
+// oldest change first.
+func (r *TransactionRepository) ListByStatus(ctx context.Context, status domain.TransactionStatus, until time.Time, limit int) ([]*domain.Transaction, error) {
+	if limit <= 0 {
+		return []*domain.Transaction{}, nil
+	}
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	opts := options.Find().SetSort(byLastChange).SetLimit(int64(limit)).SetProjection(withoutOutbox)
+	return r.findMany(ctx, statusUntil(string(status), until), opts)
+}
+
+var byLastChange = bson.D{{Key: "updatedAt", Value: 1}, {Key: "_id", Value: 1}}
+
+func statusUntil(status string, until time.Time) bson.D {
+	return bson.D{{Key: "status", Value: status}, {Key: "updatedAt", Value: bson.D{{Key: "$lte", Value: until.UTC()}}}}
+}

@@ -1,0 +1,75 @@
+// Command ferretmain runs FerretDB v1 with its SQLite backend: the MongoDB-compatible database
+// the integration suites use where no MongoDB image can be pulled. It is our own tiny main around
+// the embeddable package github.com/FerretDB/FerretDB/ferretdb, because the stock cmd/ferretdb
+// panics without the version file its release build generates.
+//
+// It is built as a static binary (CGO_ENABLED=0) and copied into an image FROM scratch, where it
+// is PID 1: it therefore handles SIGTERM itself (the kernel ignores unhandled signals sent to
+// PID 1) so that `docker stop` closes the SQLite files cleanly.
+//
+// Test suites pass -lifetime, so that a container they fail to remove (a test binary killed by
+// its timeout) stops by itself instead of running on.
+//
+//	ferretmain -listen :27017 -dir /data -lifetime 1h
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+)
+
+func main() {
+	listen := flag.String("listen", ":27017", "TCP address to listen on")
+	dir := flag.String("dir", "/data", "directory of the SQLite databases (created when missing)")
+	verbose := flag.Bool("v", false, "log at info level instead of warnings only")
+	lifetime := flag.Duration("lifetime", 0, "exit after this long (0: run until stopped)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if *lifetime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *lifetime)
+		defer cancel()
+	}
+	if err := run(ctx, *listen, *dir, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "ferretmain:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, listen, dir string, verbose bool) error {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelInfo
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	// An image FROM scratch has neither the data directory nor a temporary directory.
+	for _, d := range []string{abs, os.TempDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: listen},
+		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + abs + "/",
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "ferretmain: listening on", listen)
+	return f.Run(ctx)
+}

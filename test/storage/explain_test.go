@@ -1,0 +1,176 @@
+package storage_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	mdb "go.mongodb.org/mongo-driver/v2/mongo"
+
+	pixmongo "github.com/pixgate/pixgate/adapters/mongo"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/test/testdb"
+)
+
+// TestListQueriesUseIndexes reads the plan MongoDB chooses for the list query (the default
+// order and each indexed filter) and for the balance aggregation: each must scan an index of
+// the account, never the collection. A server without a query planner to explain (FerretDB)
+// skips it, saying so.
+func TestListQueriesUseIndexes(t *testing.T) {
+	t.Parallel()
+	srv := testdb.Shared(t)
+	cfg := srv.Config(t)
+	store := testdb.OpenStore(t, srv, cfg)
+	ctx := ctxTimeout(t, 2*time.Minute)
+	account := newID()
+	for i := range 40 {
+		acc := account
+		if i%2 == 1 {
+			acc = newID()
+		}
+		if err := store.Transactions().Create(ctx, paidTransaction(t, acc, domain.Cents(100+i), base.Add(time.Duration(i)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := testdb.Client(t, srv).Database(cfg.Database)
+
+	// The server must be able to explain at all; FerretDB answers with its SQL plan instead.
+	if _, ok := winningPlan(t, db, "find", pixmongo.ListFilter(ports.TransactionFilter{AccountID: account})); !ok {
+		t.Skipf("the server (%s) gives no queryPlanner.winningPlan to check; "+
+			"run with %s=mongo:7 where a registry is reachable", serverName(srv), testdb.EnvMongoImage)
+	}
+
+	at := base.Add(10 * time.Minute)
+	amount := domain.Cents(110)
+	for _, c := range []struct {
+		name string
+		f    ports.TransactionFilter
+	}{
+		{"the default order", ports.TransactionFilter{}},
+		{"a date range", ports.TransactionFilter{StartDate: &at, EndDate: &at}},
+		{"statuses", ports.TransactionFilter{Statuses: []domain.TransactionStatus{domain.TxPaid, domain.TxRefunded}}},
+		{"payment methods", ports.TransactionFilter{PaymentMethods: []domain.PaymentMethod{domain.PaymentPIX}}},
+		{"customer e-mail", ports.TransactionFilter{CustomerEmail: "Maria@Example.com"}},
+		{"customer name", ports.TransactionFilter{CustomerName: "silva"}},
+		{"customer document", ports.TransactionFilter{CustomerDocument: "12345678909"}},
+		{"customer phone", ports.TransactionFilter{CustomerPhone: "11987654321"}},
+		{"id", ports.TransactionFilter{ID: newID()}},
+		{"endToEnd", ports.TransactionFilter{EndToEnd: "E0001"}},
+		{"endToEndRefund", ports.TransactionFilter{EndToEndRefund: "D0001"}},
+		{"externalCode", ports.TransactionFilter{ExternalCode: "ORD-1"}},
+		{"an amount range", ports.TransactionFilter{MinAmount: &amount, MaxAmount: &amount}},
+	} {
+		t.Run("the list by "+c.name+" scans an index", func(t *testing.T) {
+			c.f.AccountID = account
+			plan, _ := winningPlan(t, db, "find", pixmongo.ListFilter(c.f))
+			assertIndexScan(t, plan)
+		})
+	}
+	t.Run("the balance aggregation scans the (accountId, status) index", func(t *testing.T) {
+		plan, _ := winningPlan(t, db, "aggregate", bson.D{{Key: "accountId", Value: account}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{"PAID", "BLOCKED"}}}}})
+		assertIndexScan(t, plan)
+		if !strings.Contains(plan.String(), pixmongo.IndexTxStatus) {
+			t.Errorf("the balance aggregation does not use %s: %s", pixmongo.IndexTxStatus, plan)
+		}
+	})
+}
+
+func serverName(srv *testdb.Server) string {
+	if srv.FerretDB() {
+		return "FerretDB v1, whose explain shows the SQLite plan"
+	}
+	return "this server"
+}
+
+// winningPlan explains the list query (find with the list order and a page's limit) or a
+// balance-like aggregation ($match filter, $group by status) on transactions.
+func winningPlan(t *testing.T, db *mdb.Database, kind string, filter bson.D) (bson.Raw, bool) {
+	t.Helper()
+	var cmd bson.D
+	if kind == "find" {
+		cmd = bson.D{{Key: "find", Value: "transactions"}, {Key: "filter", Value: filter},
+			{Key: "sort", Value: pixmongo.ListOrder()}, {Key: "limit", Value: 20}}
+	} else {
+		cmd = bson.D{{Key: "aggregate", Value: "transactions"}, {Key: "pipeline", Value: bson.A{
+			bson.D{{Key: "$match", Value: filter}},
+			bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$status"}, {Key: "sum", Value: bson.D{{Key: "$sum", Value: "$amount"}}}}}},
+		}}, {Key: "cursor", Value: bson.D{}}}
+	}
+	var res bson.Raw
+	err := db.RunCommand(ctxTimeout(t, 30*time.Second), bson.D{{Key: "explain", Value: cmd}, {Key: "verbosity", Value: "queryPlanner"}}).Decode(&res)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	// find puts the planner at the top; aggregate inside its first stage ($cursor), or at the
+	// top when the whole pipeline runs in the query engine.
+	for _, path := range [][]string{{"queryPlanner", "winningPlan"}, {"stages", "0", "$cursor", "queryPlanner", "winningPlan"}} {
+		if v, err := res.LookupErr(path...); err == nil {
+			if doc, ok := v.DocumentOK(); ok {
+				return doc, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// assertIndexScan checks that the plan scans an index whose keys start with accountId and
+// nowhere scans the whole collection.
+func assertIndexScan(t *testing.T, plan bson.Raw) {
+	t.Helper()
+	stages := planStages(plan)
+	if strings.Contains(strings.Join(stages, " "), "COLLSCAN") {
+		t.Errorf("the plan scans the collection: %v\n%s", stages, plan)
+	}
+	found := false
+	for _, s := range stages {
+		if strings.HasPrefix(s, "IXSCAN ") && strings.Contains(s, "accountId") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the plan scans no index of the account: %v\n%s", stages, plan)
+	}
+	t.Logf("plan: %v", stages)
+}
+
+// planStages lists the stages of a plan tree, an IXSCAN with its index name and keys.
+func planStages(plan bson.Raw) []string {
+	var out []string
+	var walk func(doc bson.Raw)
+	walk = func(doc bson.Raw) {
+		elems, err := doc.Elements()
+		if err != nil {
+			return
+		}
+		stage := ""
+		for _, e := range elems {
+			if e.Key() == "stage" {
+				stage = e.Value().StringValue()
+			}
+		}
+		if stage == "IXSCAN" {
+			stage = fmt.Sprintf("IXSCAN %s %s", doc.Lookup("indexName"), doc.Lookup("keyPattern"))
+		}
+		if stage != "" {
+			out = append(out, stage)
+		}
+		for _, e := range elems {
+			switch v := e.Value(); v.Type {
+			case bson.TypeEmbeddedDocument:
+				walk(v.Document())
+			case bson.TypeArray:
+				vals, _ := v.Array().Values()
+				for _, av := range vals {
+					if d, ok := av.DocumentOK(); ok {
+						walk(d)
+					}
+				}
+			}
+		}
+	}
+	walk(plan)
+	return out
+}

@@ -1,0 +1,12 @@
+// Package storage_test runs the storage suites against the MongoDB adapter on a real server:
+// the conformance suite of ports/storetest, races on the version check, an outage of the
+// database, the plans of the list queries, and the insert benchmark.
+package storage_test
+
+import (
+	"testing"
+
+	"github.com/pixgate/pixgate/test/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
