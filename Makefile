@@ -4,7 +4,7 @@ GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: run build test test-unit test-integration lint fuzz bench
+.PHONY: run build test test-unit test-integration lint fuzz bench soak
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -43,3 +43,8 @@ fuzz:
 ## bench: micro-benchmarks of the hot paths
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## soak: mixed load for SOAK (default 2m); live heap and goroutines must level off
+SOAK ?= 2m
+soak:
+	PIXGATE_SOAK_DURATION=$(SOAK) $(GO) test -run '^TestSoakMixedLoadLevelsOff$$' -count=1 -timeout 0 -v ./cmd/pixgate

@@ -12,6 +12,14 @@ import (
 	"strings"
 )
 
+// Bounds of what one request can make the decoder do and the answer say. The contract asks
+// for every broken rule at once; past these bounds a request is an attack or a bug, and an
+// answer many times its size would serve the attacker, so the list stops.
+const (
+	maxFieldErrors = 100  // field errors reported in one answer
+	maxArrayLen    = 1000 // elements of any array decoded; longer arrays are too_long at once
+)
+
 // errMalformedJSON: the body is not JSON, or its top level is not an object.
 var errMalformedJSON = errors.New("malformed JSON")
 
@@ -78,6 +86,9 @@ func fillStruct(prefix string, src map[string]any, dst reflect.Value, errs *[]Fi
 		}
 	}
 	for key, val := range src {
+		if len(*errs) >= maxFieldErrors {
+			return
+		}
 		i, ok := known[key]
 		if !ok {
 			*errs = append(*errs, FieldError{Field: joinPath(prefix, key), Code: "unknown_field", Message: "is not a field of this request"})
@@ -117,8 +128,15 @@ func fillValue(path string, val any, dst reflect.Value, errs *[]FieldError) {
 			*errs = append(*errs, invalidType(path, "an array"))
 			return
 		}
+		if len(arr) > maxArrayLen {
+			*errs = append(*errs, FieldError{Field: path, Code: "too_long", Message: fmt.Sprintf("must have at most %d elements", maxArrayLen)})
+			return
+		}
 		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
 		for i, el := range arr {
+			if len(*errs) >= maxFieldErrors {
+				break
+			}
 			p := fmt.Sprintf("%s[%d]", path, i)
 			if el == nil {
 				*errs = append(*errs, invalidType(p, "an object"))

@@ -134,6 +134,9 @@ func parseListQuery(q url.Values) (ports.TransactionFilter, ports.Page, []FieldE
 		"minAmount": &lq.MinAmount, "maxAmount": &lq.MaxAmount,
 	}
 	for name, values := range q {
+		if len(errs) >= maxFieldErrors {
+			break
+		}
 		switch {
 		case name == "status":
 			lq.Status = values

@@ -114,6 +114,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store") // answers carry account data; a handler may relax it (JWKS)
 		holder := &routeHolder{name: "unmatched"}
 		ctx := context.WithValue(context.WithValue(r.Context(), requestIDKey, id), routeKey, holder)
 		r = r.WithContext(ctx)

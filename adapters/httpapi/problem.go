@@ -53,7 +53,13 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, deta
 // validationFailed answers 422 validation_failed listing every broken rule.
 func validationFailed(w http.ResponseWriter, r *http.Request, fields []FieldError) {
 	detail := "1 field is invalid"
-	if len(fields) != 1 {
+	switch {
+	case len(fields) >= maxFieldErrors:
+		// The decoder stopped counting at the bound: say so rather than give a wrong total.
+		sort.SliceStable(fields, func(i, j int) bool { return fields[i].Field < fields[j].Field })
+		fields = fields[:maxFieldErrors]
+		detail = fmt.Sprintf("at least %d fields are invalid; the first %d are listed", maxFieldErrors, maxFieldErrors)
+	case len(fields) != 1:
 		detail = fmt.Sprintf("%d fields are invalid", len(fields))
 	}
 	writeProblem(w, r, http.StatusUnprocessableEntity, "validation_failed", detail, fields)

@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// OWASP API8:2023 (security misconfiguration): a failure inside pixgate answers 500
+// internal_error with nothing of its cause (no driver message, address, credential or stack);
+// the log line with the answer's request id has it. The store here fails the way a driver does,
+// or panics.
+
+// secDriverError reads like what a database driver says, credentials and addresses included.
+var secDriverError = errors.New(`connection(db-0.internal:27017[-3]) incomplete read of message header: ` +
+	`read tcp 10.0.3.7:51544->10.0.3.9:27017: i/o timeout; uri mongodb://pixgate:s3cr3t-passw0rd@db-0.internal`)
+
+// secDriverLeaks are the pieces of secDriverError (and of a Go stack) an answer must not show.
+var secDriverLeaks = []string{"db-0.internal", "10.0.3", "27017", "i/o timeout", "mongodb", "s3cr3t", "incomplete read",
+	"goroutine", ".go:", "runtime/", "panic", "index out of range"}
+
+// secFailingStore is a TransactionRepository whose every call fails with secDriverError, or
+// panics when panics is set.
+type secFailingStore struct{ panics bool }
+
+func (s secFailingStore) fail() error {
+	if s.panics {
+		var none []int
+		_ = none[3] // a runtime error, as a bug in an adapter would raise
+	}
+	return secDriverError
+}
+
+func (s secFailingStore) Create(context.Context, *domain.Transaction) error { return s.fail() }
+func (s secFailingStore) Get(context.Context, string, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s secFailingStore) GetByIdempotencyKey(context.Context, string, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s secFailingStore) Find(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s secFailingStore) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
+	return ports.TransactionPage{}, s.fail()
+}
+func (s secFailingStore) Update(context.Context, string, string, func(*domain.Transaction) error) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s secFailingStore) ListExpired(context.Context, time.Time, int) ([]*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s secFailingStore) ListByStatus(context.Context, domain.TransactionStatus, time.Time, int) ([]*domain.Transaction, error) {
+	return nil, s.fail()
+}
+
+type secAuthenticator struct{}
+
+func (secAuthenticator) Execute(_ context.Context, token string) (domain.Principal, error) {
+	if token != "good" {
+		return domain.Principal{}, ports.ErrInvalidToken
+	}
+	return domain.Principal{AccountID: "account", ClientID: "client", Scopes: domain.AllScopes()}, nil
+}
+
+type secEmitter struct{ err error }
+
+func (secEmitter) Acquirer() string { return "SANDBOX" }
+func (e secEmitter) Emit(context.Context, domain.PixCharge) (domain.PixCode, error) {
+	return domain.PixCode{URI: "000201"}, e.err
+}
+
+type secRenderer struct{}
+
+func (secRenderer) RenderPNG(context.Context, string) ([]byte, error) { return []byte("\x89PNG"), nil }
+
+type secIDs struct{}
+
+func (secIDs) NewID() string { return "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f" }
+
+type secClock struct{}
+
+func (secClock) Now() time.Time { return time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC) }
+
+// secLog collects log lines written from the server's goroutines.
+type secLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *secLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *secLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Server, *secLog) {
+	logs := &secLog{}
+	s := New(Config{}, Deps{
+		Authenticator:     secAuthenticator{},
+		CreateTransaction: application.NewCreateTransaction(repo, emitter, secRenderer{}, secIDs{}, secClock{}),
+		GetTransaction:    application.NewGetTransaction(repo),
+		ListTransactions:  application.NewListTransactions(repo),
+		RefundTransaction: application.NewRefundTransaction(repo, secClock{}),
+		Logger:            slog.New(slog.NewJSONHandler(logs, nil)),
+	})
+	return s, logs
+}
+
+func TestOWASPAPI8InternalErrorsAnswer500WithoutTheirCause(t *testing.T) {
+	requests := []struct{ method, path, body string }{
+		{"GET", "/transaction/7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", ""},
+		{"GET", "/transaction?status=PAID", ""},
+		{"POST", "/transaction", `{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`},
+		{"POST", "/transaction", `{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "idempotencyKey": "key-00000001"}`},
+		{"POST", "/transaction/7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f/refund", ""},
+	}
+	for _, panics := range []bool{false, true} {
+		what := "a driver error"
+		if panics {
+			what = "a panic"
+		}
+		s, logs := secServer(secFailingStore{panics: panics}, secEmitter{})
+		for _, rq := range requests {
+			t.Run(what+" in "+rq.method+" "+rq.path, func(t *testing.T) {
+				req := httptest.NewRequest(rq.method, rq.path, strings.NewReader(rq.body))
+				req.Header.Set("Authorization", "Bearer good")
+				rec := httptest.NewRecorder()
+				s.Handler().ServeHTTP(rec, req)
+				if rec.Code != http.StatusInternalServerError || rec.Header().Get("Content-Type") != problemContentType {
+					t.Fatalf("status %d %q: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+				}
+				var p problem
+				if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.Code != "internal_error" || p.RequestID == "" {
+					t.Fatalf("problem %s: %v", rec.Body, err)
+				}
+				for _, leak := range secDriverLeaks {
+					if strings.Contains(rec.Body.String(), leak) {
+						t.Errorf("the answer shows %q: %s", leak, rec.Body)
+					}
+				}
+				// The log line with the answer's request id says what happened.
+				var found bool
+				for _, line := range strings.Split(logs.String(), "\n") {
+					if strings.Contains(line, p.RequestID) && strings.Contains(line, `"level":"ERROR"`) {
+						found = strings.Contains(line, "i/o timeout") || panics && strings.Contains(line, "index out of range") && strings.Contains(line, "goroutine")
+						if found {
+							break
+						}
+					}
+				}
+				if !found {
+					t.Fatalf("no error log line with request id %s and the cause:\n%s", p.RequestID, logs)
+				}
+			})
+		}
+	}
+}
+
+func TestOWASPAPI8AFailedEmissionAnswers500WithoutTheEmittersWords(t *testing.T) {
+	emitErr := errors.New("acquirer POST https://acq.internal/v2/cob?key=k3y answered 500: java.lang.NullPointerException")
+	store := &secRecordingStore{}
+	s, logs := secServer(store, secEmitter{err: emitErr})
+	req := httptest.NewRequest("POST", "/transaction", strings.NewReader(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`))
+	req.Header.Set("Authorization", "Bearer good")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	for _, leak := range []string{"acq.internal", "k3y", "java.lang", "NullPointer"} {
+		if strings.Contains(rec.Body.String(), leak) {
+			t.Errorf("the answer shows %q: %s", leak, rec.Body)
+		}
+	}
+	if !strings.Contains(logs.String(), "NullPointerException") {
+		t.Errorf("the log lacks the emitter's error:\n%s", logs)
+	}
+}
+
+// secRecordingStore accepts every Create and finds nothing.
+type secRecordingStore struct{ secFailingStore }
+
+func (*secRecordingStore) Create(context.Context, *domain.Transaction) error { return nil }
+func (*secRecordingStore) GetByIdempotencyKey(context.Context, string, string) (*domain.Transaction, error) {
+	return nil, domain.ErrNotFound
+}

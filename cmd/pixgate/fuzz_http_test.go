@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+)
+
+// Arbitrary bodies through the whole app, in process: the real handler with its middleware,
+// use cases and memory store, called without a socket so that the fuzzer runs fast. The
+// seeds run in every plain `go test`.
+
+// fuzzApp builds pixgate as `serve` does (with vars on top of the sandbox and no rate limit),
+// and a bearer token of an account with every scope.
+func fuzzApp(f *testing.F, vars map[string]string) (*app, string) {
+	f.Helper()
+	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0"}
+	for k, v := range vars {
+		base[k] = v
+	}
+	cfg, err := loadConfig(func(k string) string { return base[k] })
+	if err != nil {
+		f.Fatal(err)
+	}
+	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	ctx := context.Background()
+	created, err := application.NewCreateAccount(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(ctx, "Loja Fuzz", nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tok, err := a.issuer.Issue(ctx, domain.Principal{AccountID: created.Account.ID(), ClientID: created.Credential.ClientID,
+		Scopes: created.Account.Scopes()}, 24*time.Hour)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return a, tok.Token
+}
+
+// fuzzPost serves one POST in process and returns the recorded answer.
+func fuzzPost(a *app, path, auth string, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	rec := httptest.NewRecorder()
+	a.server.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// fuzzCheckAnswer holds an answer to the statuses allowed and to a JSON body: a problem for
+// every error, never a 5xx.
+func fuzzCheckAnswer(t *testing.T, rec *httptest.ResponseRecorder, body []byte, allowed ...int) {
+	t.Helper()
+	if !slices.Contains(allowed, rec.Code) {
+		t.Fatalf("body %q answered %d, want one of %v:\n%s", body, rec.Code, allowed, rec.Body)
+	}
+	if !json.Valid(rec.Body.Bytes()) {
+		t.Fatalf("body %q answered %d with a body that is not JSON: %q", body, rec.Code, rec.Body)
+	}
+	if rec.Code >= 400 {
+		if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
+			t.Fatalf("body %q answered %d as %q", body, rec.Code, ct)
+		}
+		var p struct{ Code string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.Code == "" {
+			t.Fatalf("body %q answered %d without a problem code: %s", body, rec.Code, rec.Body)
+		}
+	}
+}
+
+func FuzzHTTPCreate(f *testing.F) {
+	a, tok := fuzzApp(f, nil)
+	seeds := []any{
+		minimalTransaction(), fullTransaction(),
+		map[string]any{"amount": 1000, "paymentMethod": "PIX", "pix": map[string]any{}, "idempotencyKey": "fuzz-key-0001"},
+		map[string]any{"amount": 2000, "paymentMethod": "PIX", "pix": map[string]any{}, "idempotencyKey": "fuzz-key-0001"},
+		map[string]any{"amount": 1000, "paymentMethod": "PIX", "pix": map[string]any{}, "status": "PAID"},
+	}
+	for _, s := range seeds {
+		b, _ := json.Marshal(s)
+		f.Add(b)
+	}
+	for _, s := range []string{
+		``, `{`, `[]`, `null`, `{"amount": "1"}`, `{"amount": 1e3, "pix": []}`, `{"": 0}`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}} trailing`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "metadata": {"a": [[[[[[[[[[]]]]]]]]]]}}`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "webhookUrl": "https://127.0.0.1/"}`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {"expirationSeconds": 86400}, "isInfoProduct": false}`,
+		"{\"amount\": 1000, \"paymentMethod\": \"PIX\", \"pix\": {}, \"externalCode\": \"\xff\xff\xff\xff\xff\xff\xff\xff\"}",
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "items": [` + strings.Repeat(`{"title": "ab", "unitPrice": 1},`, 100) + `{"title": "ab", "unitPrice": 1}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := fuzzPost(a, "/transaction", "Bearer "+tok, body)
+		fuzzCheckAnswer(t, rec, body, http.StatusCreated, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
+		if rec.Code == http.StatusCreated && !strings.HasPrefix(rec.Header().Get("Location"), "/transaction/") {
+			t.Fatalf("201 without Location: %v", rec.Header())
+		}
+	})
+}
+
+// FuzzHTTPAcquirerCallback posts arbitrary bodies to POST /acquirer/pix with the acquirer's
+// secret: a well-formed callback answers 200 (whatever each entry's outcome), anything else 413
+// or 422; never 5xx.
+func FuzzHTTPAcquirerCallback(f *testing.F) {
+	const secret = "acquirer-shared-secret-of-at-least-32-characters"
+	a, tok := fuzzApp(f, map[string]string{"PIXGATE_ACQUIRER_SECRET": secret})
+	// A charge the seeds pay, so that the fuzzer starts from a callback that applies.
+	rec := fuzzPost(a, "/transaction", "Bearer "+tok, []byte(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`))
+	var created struct{ ID string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &created); rec.Code != http.StatusCreated || err != nil {
+		f.Fatalf("creating the charge: %d %s", rec.Code, rec.Body)
+	}
+	txid, err := pix.TxIDFromTransactionID(created.ID)
+	if err != nil {
+		f.Fatal(err)
+	}
+	entry := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
+		`"horario": "2026-11-22T11:19:32.456-03:00", "infoPagador": "pedido 123"}`
+	refund := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
+		`"horario": "2026-11-22T11:19:32Z", "devolucoes": [{"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", ` +
+		`"valor": "10.00", "natureza": "ORIGINAL", "status": "DEVOLVIDO", "horario": {"solicitacao": "2026-11-22T14:30:00Z"}}]}`
+	for _, s := range []string{
+		`{"pix": []}`, `{"pix": [` + entry + `]}`, `{"pix": [` + entry + `, ` + entry + `]}`, `{"pix": [` + refund + `]}`,
+		`{"pix": [{"valor": "10.001"}]}`, `{"pix": [{"valor": "-1.00"}]}`, `{"pix": [{"valor": 10}]}`,
+		`{"pix": [` + strings.ReplaceAll(entry, `"10.00"`, `"99999999999.99"`) + `]}`,
+		`{"pix": [` + strings.ReplaceAll(entry, txid, "unknownTxid01") + `]}`,
+		`{"pix": {}}`, `{"pix": [null]}`, `[]`, ``, `{"pix": [` + strings.Repeat(`1,`, 1000) + `1]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := fuzzPost(a, "/acquirer/pix", "Bearer "+secret, body)
+		fuzzCheckAnswer(t, rec, body, http.StatusOK, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
+	})
+}
