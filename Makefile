@@ -4,7 +4,7 @@ GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: run build test test-unit test-integration lint fuzz bench soak
+.PHONY: run build test test-unit test-integration lint fuzz bench soak image
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -48,3 +48,16 @@ bench:
 SOAK ?= 2m
 soak:
 	PIXGATE_SOAK_DURATION=$(SOAK) $(GO) test -run '^TestSoakMixedLoadLevelsOff$$' -count=1 -timeout 0 -v ./cmd/pixgate
+
+IMAGE     ?= pixgate:local
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+
+## image: the pixgate image $(IMAGE) FROM scratch, no registry needed (Dockerfile.scratch): a static
+## binary, the CA bundle of this machine and the unprivileged user 65532
+image:
+	rm -rf bin/image && mkdir -p bin/image
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags='-s -w' -o bin/image/pixgate ./cmd/pixgate
+	cp $(CA_BUNDLE) bin/image/ca-certificates.crt
+	printf 'pixgate:x:65532:65532:pixgate:/nonexistent:/sbin/nologin\n' > bin/image/passwd
+	printf 'pixgate:x:65532:\n' > bin/image/group
+	docker build -f Dockerfile.scratch -t $(IMAGE) bin/image

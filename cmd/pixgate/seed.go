@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 
 	"github.com/pixgate/pixgate/application"
 )
@@ -33,9 +34,18 @@ pixgate sandbox demo account (shown once; it lives as long as the store):
   client_id:     %s
   client_secret: %s
 get a token:
-  curl -s -u '%s:%s' -d grant_type=client_credentials http://localhost%s/auth/token
+  curl -s -u '%s:%s' -d grant_type=client_credentials http://%s/auth/token
 
 `, created.Account.ID(), created.Credential.ClientID, created.Credential.Secret,
-		created.Credential.ClientID, created.Credential.Secret, a.cfg.Addr)
+		created.Credential.ClientID, created.Credential.Secret, displayAddr(a.cfg.Addr))
 	return nil
+}
+
+// displayAddr is a listening address as a client would type it: ":8080" is localhost:8080.
+func displayAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || host == "0.0.0.0" || host == "::" {
+		return "localhost:" + port
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
@@ -35,7 +36,16 @@ func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	a.dispatcher = dispatcher
 	// Run loops by itself until its context ends and releases its leases on the way out.
 	a.jobs = append(a.jobs, job{name: "delivering webhooks", interval: time.Hour, run: func(ctx context.Context) (int, error) {
-		return 0, dispatcher.Run(ctx)
+		err := dispatcher.Run(ctx)
+		if ctx.Err() != nil {
+			// Shutdown: Run released this instance's leases on its way out (or says why not).
+			if err != nil {
+				a.log.Error("releasing webhook leases", slog.String("error", err.Error()))
+			} else {
+				a.log.Info("webhook dispatcher stopped; leases released")
+			}
+		}
+		return 0, err
 	}})
 	deps.Webhooks = httpapi.WebhookDeps{ListEvents: application.NewListEvents(a.stores.transactions, a.stores.withdrawals, a.stores.outbox)}
 	return nil
