@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -95,8 +96,11 @@ func (s *Server) routes() *mux.Router {
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "not_found", "no such route", nil)
 	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+r.Method, nil)
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if allowed := allowedMethods(r, req); allowed != "" {
+			w.Header().Set("Allow", allowed) // RFC 9110 requires it on a 405
+		}
+		writeProblem(w, req, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+req.Method, nil)
 	})
 	s.operationalRoutes(r)
 	s.authRoutes(r)
@@ -129,4 +133,18 @@ func (s *Server) operationalRoutes(r *mux.Router) {
 	if s.deps.Metrics != nil {
 		r.Name("metrics").Methods(http.MethodGet).Path("/metrics").Handler(s.deps.Metrics)
 	}
+}
+
+// allowedMethods lists the methods some route accepts for req's path, for the Allow header.
+func allowedMethods(router *mux.Router, req *http.Request) string {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if router.Match(probe, &match) && match.MatchErr == nil {
+			allowed = append(allowed, m)
+		}
+	}
+	return strings.Join(allowed, ", ")
 }

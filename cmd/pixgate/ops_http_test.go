@@ -54,3 +54,12 @@ func TestMetricsCanMoveToTheirOwnAddress(t *testing.T) {
 		t.Fatalf("/metrics on the API answered %d; it moved", r.status)
 	}
 }
+
+func TestMethodNotAllowedNamesTheAllowedMethods(t *testing.T) {
+	e := newEnv(t, nil)
+	r := e.do("DELETE", "/transaction", "", nil)
+	problemOf(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
+	if got := r.header.Get("Allow"); got != "GET, POST" {
+		t.Fatalf("Allow = %q, want GET, POST", got)
+	}
+}
