@@ -207,40 +207,59 @@ func (r *TransactionRepository) findMany(ctx context.Context, filter bson.D, opt
 // deliveries go in one single-document write, so a status change and its notification are
 // stored together or not at all.
 func (r *TransactionRepository) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
-	ctx, cancel := r.s.op(ctx)
+	return updateVersioned(ctx, r.s, r.coll, collTransactions, accountID, id, r.findOne, fn,
+		func(t *domain.Transaction) any { return fromTransaction(t).Fields })
+}
+
+// aggregate is what updateVersioned needs of a Transaction or a Withdrawal.
+type aggregate interface {
+	Version() int64
+	SetVersion(int64)
+	Events() []domain.Event
+	ClearEvents()
+}
+
+// updateVersioned is the closure-shaped, version-checked update of one aggregate document
+// (see TransactionRepository.Update): read, apply fn, write guarded by the version read, and
+// on a lost race read and apply again, a bounded number of times.
+func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Collection, collName, accountID, id string,
+	find func(context.Context, bson.D) (A, error), fn func(A) error, fields func(A) any) (A, error) {
+	var zero A
+	ctx, cancel := s.op(ctx)
 	defer cancel()
-	unlock, err := r.s.lock(ctx, collTransactions+"/"+id)
+	unlock, err := s.lock(ctx, collName+"/"+id)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer unlock()
+	what := "update " + collName + " " + id
 	filter := bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}}
-	for attempt := 0; attempt < r.s.cfg.MaxRetries; attempt++ {
+	for attempt := 0; attempt < s.cfg.MaxRetries; attempt++ {
 		if attempt > 0 {
 			if err := backoff(ctx, attempt); err != nil {
-				return nil, mapErr("update transaction "+id, err)
+				return zero, mapErr(what, err)
 			}
 		}
-		t, err := r.findOne(ctx, filter)
+		a, err := find(ctx, filter)
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		v := t.Version()
-		if err := fn(t); err != nil {
-			return nil, err
+		v := a.Version()
+		if err := fn(a); err != nil {
+			return zero, err
 		}
-		events := t.Events()
-		t.ClearEvents()
-		t.SetVersion(v + 1)
-		ok, err := writeVersioned(ctx, r.coll, id, v, fromTransaction(t).Fields, events)
+		events := a.Events()
+		a.ClearEvents()
+		a.SetVersion(v + 1)
+		ok, err := writeVersioned(ctx, coll, id, v, fields(a), events)
 		if err != nil {
-			return nil, mapErr("update transaction "+id, err)
+			return zero, mapErr(what, err)
 		}
 		if ok {
-			return t, nil
+			return a, nil
 		}
 	}
-	return nil, fmt.Errorf("mongo update transaction %s: %w", id, ports.ErrVersionConflict)
+	return zero, fmt.Errorf("mongo %s: %w", what, ports.ErrVersionConflict)
 }
 
 // writeVersioned stores fields (which carry version v+1) over document id if its version is

@@ -167,40 +167,8 @@ func (r *WithdrawalRepository) findOne(ctx context.Context, filter bson.D) (*dom
 // Update is TransactionRepository.Update for withdrawals: read, apply fn, write guarded by the
 // version read, retry on a lost race.
 func (r *WithdrawalRepository) Update(ctx context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error) {
-	ctx, cancel := r.s.op(ctx)
-	defer cancel()
-	unlock, err := r.s.lock(ctx, collWithdrawals+"/"+id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	filter := bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}}
-	for attempt := 0; attempt < r.s.cfg.MaxRetries; attempt++ {
-		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
-				return nil, mapErr("update withdrawal "+id, err)
-			}
-		}
-		w, err := r.findOne(ctx, filter)
-		if err != nil {
-			return nil, err
-		}
-		v := w.Version()
-		if err := fn(w); err != nil {
-			return nil, err
-		}
-		events := w.Events()
-		w.ClearEvents()
-		w.SetVersion(v + 1)
-		ok, err := writeVersioned(ctx, r.coll, id, v, fromWithdrawal(w).Fields, events)
-		if err != nil {
-			return nil, mapErr("update withdrawal "+id, err)
-		}
-		if ok {
-			return w, nil
-		}
-	}
-	return nil, fmt.Errorf("mongo update withdrawal %s: %w", id, ports.ErrVersionConflict)
+	return updateVersioned(ctx, r.s, r.coll, collWithdrawals, accountID, id, r.findOne, fn,
+		func(w *domain.Withdrawal) any { return fromWithdrawal(w).Fields })
 }
 
 // ListByStatus returns withdrawals in status whose last change happened at or before until,
