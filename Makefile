@@ -4,7 +4,7 @@ GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: run build test test-unit test-integration lint fuzz bench soak image
+.PHONY: run build test test-unit test-integration lint fuzz bench load soak image
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -40,9 +40,14 @@ fuzz:
 		done; \
 	done
 
-## bench: micro-benchmarks of the hot paths
+## bench: micro-benchmarks of the hot paths (docs/PERFORMANCE.md lists them)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd test && $(GO) test -run '^$$' -bench . -benchmem ./load
+
+## load: load run against a real `pixgate serve` on loopback (about 2 min); rewrites docs/PERFORMANCE.md's measured section
+load:
+	cd test && $(GO) run ./load
 
 ## soak: mixed load for SOAK (default 2m); live heap and goroutines must level off
 SOAK ?= 2m

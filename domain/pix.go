@@ -15,7 +15,8 @@ type PixCode struct {
 	URI string
 }
 
-// PixResponse is the PIX data a transaction carries once its QR code exists.
+// PixResponse is the PIX data a transaction carries once its QR code exists. It never changes
+// once attached, QRCodePNG's bytes included, so copies of a transaction may share it.
 type PixResponse struct {
 	URI       string    // BR Code payload
 	QRCodePNG []byte    // PNG image whose QR code decodes to URI

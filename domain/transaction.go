@@ -104,7 +104,8 @@ type Item struct {
 	Quantity    int
 }
 
-// Order is what a merchant asked for when creating a transaction. It never changes afterwards.
+// Order is what a merchant asked for when creating a transaction. It never changes afterwards,
+// nor does anything it points at, so copies of a transaction may share it.
 // The HTTP adapter validates its shape; NewTransaction enforces the invariants money depends on.
 type Order struct {
 	Amount            Cents

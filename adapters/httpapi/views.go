@@ -15,8 +15,8 @@ import (
 // isoTime writes times as RFC 3339 in UTC with millisecond precision.
 type isoTime time.Time
 
-func (t isoTime) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+func (t isoTime) MarshalText() ([]byte, error) {
+	return time.Time(t).UTC().AppendFormat(make([]byte, 0, 24), "2006-01-02T15:04:05.000Z"), nil
 }
 
 func isoPtr(t *time.Time) *isoTime {
@@ -101,9 +101,16 @@ func viewPix(p *domain.PixResponse) *pixResponseView {
 	}
 	return &pixResponseView{
 		URI:            p.URI,
-		QRCodeBase64:   "data:image/png;base64," + base64.StdEncoding.EncodeToString(p.QRCodePNG),
+		QRCodeBase64:   dataURI(p.QRCodePNG),
 		ExpirationDate: isoTime(p.ExpiresAt),
 	}
+}
+
+// dataURI writes a PNG as a data URI in one allocation.
+func dataURI(png []byte) string {
+	const prefix = "data:image/png;base64,"
+	buf := make([]byte, 0, len(prefix)+base64.StdEncoding.EncodedLen(len(png)))
+	return string(base64.StdEncoding.AppendEncode(append(buf, prefix...), png))
 }
 
 type bankAccountView struct {

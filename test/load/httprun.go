@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// listFigure is the p99 of one page of the list at a number of stored transactions.
+type listFigure struct {
+	Stored int
+	Method string // "HTTP" or "in process"
+	P50    time.Duration
+	P99    time.Duration
+	Total  int // transactions the filter matched
+	Rate   float64
+	Runs   int
+}
+
+// measureOverHTTP runs every phase against a `pixgate serve` process: the lookups, the
+// creations, lookups during creations and the list at the sizes of o.listHTTP, with the two
+// baselines measured between them.
+func measureOverHTTP(ctx context.Context, o options, root string, r *report, logf func(string, ...any)) error {
+	tmp, err := os.MkdirTemp("", "pixgate-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	bin, err := build(ctx, root, "./cmd/pixgate", tmp, "pixgate")
+	if err != nil {
+		return err
+	}
+	bareBin, err := build(ctx, filepath.Join(root, "test"), "./load/bare", tmp, "bare")
+	if err != nil {
+		return err
+	}
+	r.buildCommand = "go build -o <tmp>/pixgate ../cmd/pixgate"
+	logf("built %s and %s", bin, bareBin)
+	loadAccount, listAccount := newAccount("load"), newAccount("list")
+	srv, err := startServer(ctx, bin, tmp, o.serverEnv, loadAccount, listAccount)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	r.serverEnv = srv.env
+	logf("pixgate serving on %s", srv.base)
+	loadToken, err := srv.token(ctx, loadAccount)
+	if err != nil {
+		return err
+	}
+	listToken, err := srv.token(ctx, listAccount)
+	if err != nil {
+		return err
+	}
+	seeders := 2 * runtime.NumCPU()
+	client := newLoadClient()
+
+	// The transactions GET /transaction/{id} cycles through.
+	body := loadBody("maria@example.com")
+	ids, err := srv.createMany(ctx, loadToken, o.lookups, seeders, func(int) []byte { return body })
+	if err != nil {
+		return err
+	}
+	res, one, err := srv.do(ctx, http.MethodGet, "/transaction/"+ids[0], loadToken, nil)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /transaction/{id}: %v %.300s", err, one)
+	}
+	r.txJSONBytes = len(one)
+	logf("created %d transactions to look up; one is %d bytes of JSON", len(ids), len(one))
+
+	// Baseline (a), then GET /transaction/{id}, one after the other so that whatever else
+	// shares the machine weighs on both alike.
+	bare, err := startBare(ctx, bareBin, tmp, one)
+	if err != nil {
+		return err
+	}
+	r.bare, err = findSustained(ctx, "(a) bare net/http", client, staticTargets(bare, http.MethodGet, []string{bare.base + "/transaction/fixed"}, nil, nil), o, logf)
+	// Connections dialled but never used would hold the bare server's graceful shutdown 5 s.
+	client.CloseIdleConnections()
+	if stopErr := bare.stop(); err == nil && stopErr != nil {
+		err = fmt.Errorf("the bare server: %w", stopErr)
+	}
+	if err != nil {
+		return err
+	}
+	urls := make([]string, len(ids))
+	for i, id := range ids {
+		urls[i] = srv.base + "/transaction/" + id
+	}
+	getTargets := staticTargets(srv.process, http.MethodGet, urls, nil, bearer(loadToken))
+	if r.get, err = findSustained(ctx, "GET /transaction/{id}", client, getTargets, o, logf); err != nil {
+		return err
+	}
+	time.Sleep(pauseAfterStep)
+	r.getAtHalf = attack(ctx, client, getTargets, math.Round(r.get.Sustained.Throughput/2), o.hold, 0)
+	logf("GET /transaction/{id} at half the sustained throughput: %s", r.getAtHalf)
+	if err := srv.alive(); err != nil {
+		return err
+	}
+
+	// Baseline (b), the QR renderer alone, then POST /transaction.
+	payloads, err := transactionPayloads(ctx, 256)
+	if err != nil {
+		return err
+	}
+	r.payloadChars = len(payloads[0])
+	if r.qrPerSecond, r.qrCPU, r.qrPNGBytes, err = qrCeiling(ctx, payloads, o.qrFor); err != nil {
+		return err
+	}
+	logf("(b) QR renderer alone: %.0f images/s on %d goroutines (%s of CPU each), %d-byte PNGs of %d-character BR Codes",
+		r.qrPerSecond, runtime.GOMAXPROCS(0), r.qrCPU.Round(time.Microsecond), r.qrPNGBytes, r.payloadChars)
+
+	// POST /transaction.
+	postTargets := staticTargets(srv.process, http.MethodPost, []string{srv.base + "/transaction"}, body,
+		bearer(loadToken, "Content-Type", "application/json"))
+	if r.post, err = findSustained(ctx, "POST /transaction", client, postTargets, o, logf); err != nil {
+		return err
+	}
+
+	// Lookups alone, then the same lookups while creations saturate the CPU: POSTs offered at
+	// 90% of their sustained rate, which keeps the cores busy without queueing the creations
+	// without end (at 100%, the lookups on top would overload the server, and the lookups'
+	// latency would measure that queue). The report shows how busy the cores were.
+	postRate := math.Round(busyPostShare * r.post.Sustained.Offered)
+	if postRate == 0 {
+		postRate = r.post.Steps[len(r.post.Steps)-1].Offered
+	}
+	r.postRate = postRate
+	// Lookups alone, then the same lookups while creations saturate the CPU.
+	r.lookupRate = math.Round(math.Max(10, math.Min(100, r.get.Sustained.Throughput/20)))
+	time.Sleep(pauseAfterStep)
+	r.idleGet = attack(ctx, client, getTargets, r.lookupRate, o.hold, 0)
+	logf("GET alone at %.0f/s: %s", r.lookupRate, r.idleGet)
+	time.Sleep(pauseAfterStep)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.busyPost = attack(ctx, client, postTargets, postRate, o.hold, 0) })
+	wg.Go(func() { r.busyGet = attack(ctx, client, getTargets, r.lookupRate, o.hold, 0) })
+	wg.Wait()
+	r.busyCPU = float64(r.busyPost.ServerCPU+r.busyPost.HarnessCPU) / float64(o.hold) / float64(runtime.NumCPU())
+	logf("GET at %.0f/s during POST at %.0f/s (cores %.0f%% busy with the server and the harness): %s", r.lookupRate, postRate, 100*r.busyCPU, r.busyGet)
+	logf("  the POSTs meanwhile: %s", r.busyPost)
+	if err := srv.alive(); err != nil {
+		return err
+	}
+
+	// GET /transaction with a filter matching 1%, as the list account grows.
+	query := "/transaction?" + url.Values{"customerEmail": {listEmail}, "perPage": {"20"}}.Encode()
+	listTargets := staticTargets(srv.process, http.MethodGet, []string{srv.base + query}, nil, bearer(listToken))
+	seeded := 0
+	for _, n := range o.listHTTP {
+		from := seeded
+		start := time.Now()
+		if _, err := srv.createMany(ctx, listToken, n-from, seeders, func(i int) []byte { return loadBody(listSeedEmail(from + i)) }); err != nil {
+			return err
+		}
+		seeded = n
+		logf("seeded the list account to %d transactions by POSTing (%d in %s)", n, n-from, time.Since(start).Round(time.Millisecond))
+		total, err := listTotal(ctx, srv, query, listToken)
+		if err != nil {
+			return err
+		}
+		time.Sleep(pauseAfterStep)
+		m := attack(ctx, client, listTargets, listRate, o.hold, 0)
+		if m.Success < 1 {
+			return fmt.Errorf("GET %s: %v %.300q", query, m.Codes, m.Errors)
+		}
+		r.listHTTP = append(r.listHTTP, listFigure{Stored: n, Method: "HTTP", P50: m.P50, P99: m.P99, Total: total, Rate: listRate, Runs: int(m.Requests)})
+		logf("GET %s with %d stored (%d match) at %.0f/s: %s", query, n, total, listRate, m)
+	}
+	if err := srv.alive(); err != nil {
+		return err
+	}
+	return srv.stop()
+}
+
+// busyPostShare is the share of the sustained POST rate offered while lookups are measured
+// under load.
+const busyPostShare = 0.9
+
+// listRate is the rate of the list runs: a light load, so that the p99 is the list's own cost.
+const listRate = 20.0
+
+// listTotal checks the list answers a full page and returns how many transactions match.
+func listTotal(ctx context.Context, srv *server, query, token string) (int, error) {
+	res, raw, err := srv.do(ctx, http.MethodGet, query, token, nil)
+	if err != nil {
+		return 0, err
+	}
+	var page struct {
+		Total int               `json:"total"`
+		Data  []json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil || res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: status %d %.300s", query, res.StatusCode, raw)
+	}
+	if want := min(20, page.Total); len(page.Data) != want {
+		return 0, fmt.Errorf("GET %s: %d items, want %d", query, len(page.Data), want)
+	}
+	return page.Total, nil
+}
