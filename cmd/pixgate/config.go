@@ -154,13 +154,11 @@ func settings() []setting {
 		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments: a valid e-mail, +55 phone, CPF, CNPJ or EVP key.", nonEmpty(func(c *Config) *string { return &c.PixKey })},
 		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
 		{"PIXGATE_PIX_MERCHANT_CITY", "SAO PAULO", "Merchant city in the BR Code (cut at 15 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantCity })},
-		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once; 0 means one less than the CPUs (at least 1), leaving a core to lookups.", func(c *Config, v string) error {
+		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once; 0 means the number of CPUs (1 keeps a core free for lookups on 2 cores, at half the creation rate).", func(c *Config, v string) error {
 			n, err := intIn(v, 0, 1024)
 			c.QRConcurrency = int(n)
 			if n == 0 {
-				// Drawing is CPU-bound and Go's scheduler has no priorities: keep a core free
-				// so that lookups are not queued behind a burst of creations.
-				c.QRConcurrency = max(1, runtime.GOMAXPROCS(0)-1)
+				c.QRConcurrency = runtime.GOMAXPROCS(0)
 			}
 			return err
 		}},
