@@ -7,6 +7,7 @@ import (
 	"net"
 
 	mdb "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	"github.com/pixgate/pixgate/domain"
@@ -50,7 +51,7 @@ func mapErr(op string, err error) error {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("mongo %s: %w", op, context.Canceled)
 	case mdb.IsTimeout(err), mdb.IsNetworkError(err), errors.Is(err, mdb.ErrClientDisconnected),
-		isServerSelection(err), errors.As(err, &ne):
+		isServerSelection(err), errors.As(err, &ne), isPoolCleared(err):
 		return fmt.Errorf("%w: mongo %s: %v", ports.ErrUnavailable, op, err)
 	case errors.As(err, &se) && hasAnyCode(se):
 		return fmt.Errorf("%w: mongo %s: %v", ports.ErrUnavailable, op, err)
@@ -60,6 +61,14 @@ func mapErr(op string, err error) error {
 		return fmt.Errorf("%w: mongo %s: %v", ports.ErrUnavailable, op, err)
 	}
 	return fmt.Errorf("mongo %s: %v", op, err)
+}
+
+// isPoolCleared reports the driver's "connection pool was cleared" error, which requests
+// waiting for a connection get when the server went away; it has no label and is no net.Error,
+// but it means the database cannot be reached, like the rest of this family.
+func isPoolCleared(err error) bool {
+	var rpe driver.RetryablePoolError
+	return errors.As(err, &rpe) && rpe.Retryable()
 }
 
 func hasAnyCode(se mdb.ServerError) bool {

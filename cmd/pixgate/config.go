@@ -53,6 +53,7 @@ type Config struct {
 	WebhookPrivate  bool
 	WebhookCAFile   string
 	WebhookWorkers  int
+	WebhookLease    time.Duration
 	MaxRequestBytes int64
 }
 
@@ -188,6 +189,14 @@ func settings() []setting {
 		{"PIXGATE_WEBHOOK_ALLOW_PRIVATE", "false", "Let webhooks reach loopback and private addresses (development and tests only).", boolSetting(func(c *Config) *bool { return &c.WebhookPrivate })},
 		{"PIXGATE_WEBHOOK_CA_FILE", "", "PEM file of extra CA certificates trusted for webhook receivers.", func(c *Config, v string) error {
 			c.WebhookCAFile = v
+			return nil
+		}},
+		{"PIXGATE_WEBHOOK_LEASE", "30s", "How long an instance holds the deliveries it claimed: after a crash, others resend them once it ends.", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 15*time.Second || d > time.Hour {
+				return fmt.Errorf("must be a duration from 15s (an attempt may take 10 s) to 1h")
+			}
+			c.WebhookLease = d
 			return nil
 		}},
 		{"PIXGATE_WEBHOOK_WORKERS", "8", "Webhook deliveries sent at once per instance.", func(c *Config, v string) error {

@@ -26,7 +26,7 @@ func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 			Owner:        a.ids.NewID(), // one owner per process: leases tell instances apart
 			Concurrency:  a.cfg.WebhookWorkers,
 			PollInterval: time.Second,
-			Lease:        time.Minute,
+			Lease:        a.cfg.WebhookLease,
 			Logger:       a.log,
 			OnAttempt:    a.onWebhookAttempt,
 		})

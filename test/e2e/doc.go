@@ -1,0 +1,21 @@
+// Package e2e holds pixgate's end-to-end suites: the real binary of cmd/pixgate, built into an
+// image FROM scratch (testdb.Image), runs in a container beside a MongoDB-compatible database
+// container (FerretDB built here, or the image PIXGATE_TEST_MONGO_IMAGE names) on a Docker
+// network of the test's own, and the tests drive its public API over real HTTP.
+//
+// The suites (all in _test.go files; this package has no code of its own):
+//
+//   - TestMerchantWalksThePublicAPIOnMongoDB: token, create, pay, list, lookup, refund, MED,
+//     withdrawals and the balance at every step.
+//   - TestRestartKeepsEveryTransactionAndReplaysIdempotentCreations: stop and start pixgate.
+//   - TestConcurrentWithdrawalsNeverOverdrawOnMongoDB (and ...ThroughTwoInstances, real
+//     MongoDB only): 20 concurrent withdrawals of a third of the balance.
+//   - TestDatabaseOutageAnswers503AndLosesNoAcknowledgedWrite: the database stops and starts
+//     under load.
+//   - TestKilledWhileCreatingKeepsEveryAcknowledgedTransactionOnce and
+//     TestKilledWhileDeliveringWebhooksDeliversEveryEventAfterTheLease: SIGKILL faults.
+//
+// They need a Docker engine: without one they are skipped, or fail when
+// PIXGATE_TEST_REQUIRE_DOCKER=1. There is no in-process fallback, since pixgate itself runs
+// in a container.
+package e2e
