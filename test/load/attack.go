@@ -164,8 +164,12 @@ func findSustained(ctx context.Context, name string, client *http.Client, tr tar
 	}
 	capacity := s.Probe.Throughput
 	var ref time.Duration
+	pause := pauseAfterStep
+	if o.pause > 0 {
+		pause = o.pause
+	}
 	step := func(f float64) bool {
-		time.Sleep(pauseAfterStep)
+		time.Sleep(pause)
 		m := attack(ctx, client, tr, math.Max(1, math.Round(f*capacity)), o.step, 0)
 		held := judge(&m, ref)
 		if held && (ref == 0 || m.P99 < ref) {

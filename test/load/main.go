@@ -6,12 +6,15 @@
 // two ceilings the targets are ratios of: a bare net/http server answering a fixed JSON body as
 // large as a Transaction, and the QR renderer alone on every core. What HTTP cannot reach in the
 // time (a list over a million transactions, the bytes one stored transaction takes) is measured
-// in this process over the memory adapter. It prints one table with each target met or missed
+// in this process over the memory adapter. Last, unless -mongo=false, it measures the MongoDB
+// adapter within 60 s: pixgate serve with PIXGATE_STORE=mongo against FerretDB on SQLite (a
+// child process on loopback), its GET and POST beside the raw driver's finds and inserts of the
+// same documents (mongo.go). It prints one table with each target met or missed
 // and writes it into docs/PERFORMANCE.md, between markers, with the machine, the commit, the Go
 // version and the exact commands.
 //
 // It only ever connects to 127.0.0.1, and it is bounded in time (-budget, 5 minutes by
-// default): the full run takes about two minutes on 2 cores, -short about fifteen seconds (what
+// default): the full run takes about three minutes on 2 cores, -short about fifteen seconds (what
 // the smoke test runs). It asserts nothing: a missed target is printed as missed, not as a
 // failure.
 package main
@@ -61,6 +64,12 @@ type options struct {
 	budget time.Duration
 	// serverEnv are extra settings of the server (-server-env), for before/after comparisons.
 	serverEnv []string
+	// mongo runs the MongoDB phase (-mongo); mongoRaw is how long each raw driver baseline
+	// runs, mongoBound bounds the whole phase (both set by mongoOptions).
+	mongo                bool
+	mongoRaw, mongoBound time.Duration
+	// pause is the rest between two steps of a step-up; 0: pauseAfterStep.
+	pause time.Duration
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -70,6 +79,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	out := fs.String("out", "", "markdown file to update (default: <root>/docs/PERFORMANCE.md; -short: none)")
 	listHTTP := fs.String("list-http", "", "stored transactions at which GET /transaction is measured over HTTP, comma separated (default 10000; 100000 adds about 3 minutes of seeding)")
 	budget := fs.Duration("budget", 0, "stop the run after this long (default 5m, -short 1m)")
+	mongo := fs.Bool("mongo", true, "measure the MongoDB adapter against FerretDB (a child process on loopback), within 60 s (-short: a few seconds)")
 	var serverEnv []string
 	fs.Func("server-env", "an extra PIXGATE_*, GOGC or GOMAXPROCS setting of the server, KEY=VALUE (repeatable)", func(v string) error {
 		k, _, ok := strings.Cut(v, "=")
@@ -112,6 +122,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	o.out = *out
 	o.serverEnv = serverEnv
+	o.mongo = *mongo
 	return o, nil
 }
 
@@ -147,7 +158,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := measureInProcess(ctx, o, r, logf); err != nil {
 		return err
 	}
-	r.mongo = mongoNotMeasured
+	if !o.mongo {
+		r.mongoNote = "not measured: skipped (-mongo=false)"
+	} else if err := measureMongo(ctx, o, root, r, logf); err != nil {
+		// The smoke run proves the phase works; a full run keeps what the other phases
+		// measured and says why this one failed.
+		if o.short || ctx.Err() != nil {
+			return fmt.Errorf("the MongoDB phase: %w", err)
+		}
+		logf("the MongoDB phase failed: %v", err)
+		r.mongo, r.mongoNote = nil, fmt.Sprintf("not measured: the phase failed: %.300s", err)
+	}
 	r.took = time.Since(started)
 	r.machine.LoadAfter = loadAverage()
 
@@ -162,10 +183,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	return nil
 }
-
-// mongoNotMeasured says why the MongoDB rows are empty: test/testdb starts a database for a
-// testing.TB only (Start, Shared), and this is a program.
-const mongoNotMeasured = "not measured: test/testdb starts a database only for a test (Start and Shared take a testing.TB); it has no function a program can call, and starting a container here would duplicate it"
 
 func harnessCommand(args []string) string {
 	cmd := "cd test && go run ./load"

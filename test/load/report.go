@@ -37,7 +37,10 @@ type report struct {
 	listHTTP         []listFigure
 	listInProcess    []listFigure
 	memory           []memoryFigure
-	mongo            string
+	// mongo is the MongoDB phase; nil when it did not run, mongoNote then says why.
+	mongo          *mongoRun
+	mongoNote      string
+	mongoServerEnv []string
 }
 
 // The goals of issue 11.
@@ -152,7 +155,13 @@ func (r *report) markdown() string {
 		p("| heap per stored transaction at %s (QR image included) | ≤ 4 KiB | %s bytes | | %.2f of the goal | %s |\n",
 			thousands(float64(f.Stored)), thousands(f.BytesPerTx), f.BytesPerTx/goalBytesPerTx, verdict(f.BytesPerTx <= goalBytesPerTx))
 	}
-	p("| MongoDB adapter: POST and GET beside the raw driver | | %s | | | |\n\n", r.mongo)
+	if mg := r.mongo; mg != nil {
+		p("| MongoDB adapter (FerretDB on SQLite): POST and GET beside the raw driver | | POST %s (p99 %s), GET %s (p99 %s) | raw InsertOne %s, FindOne by _id %s | POST %s of inserts, GET %s of finds | measured |\n\n",
+			perSecond(mg.Post.Sustained.Throughput), ms(mg.Post.Sustained.P99), perSecond(mg.Get.Sustained.Throughput), ms(mg.Get.Sustained.P99),
+			perSecond(mg.Insert.PerSecond), perSecond(mg.Find.PerSecond), ratioOf(mg.Post.Sustained.Throughput, mg.Insert.PerSecond), ratioOf(mg.Get.Sustained.Throughput, mg.Find.PerSecond))
+	} else {
+		p("| MongoDB adapter: POST and GET beside the raw driver | | %s | | | |\n\n", r.mongoNote)
+	}
 
 	p("### The same ratios from CPU time\n\n")
 	p("Wall-clock throughput depends on whatever else the machine runs; CPU time per request does much less. ")
@@ -200,6 +209,7 @@ func (r *report) markdown() string {
 	for _, f := range append(append([]listFigure{}, r.listHTTP...), r.listInProcess...) {
 		p("| %s | %s | %s | %s | %s | %d |\n", thousands(float64(f.Stored)), f.Method, thousands(float64(f.Total)), ms(f.P50), ms(f.P99), f.Runs)
 	}
+	r.mongoMarkdown(p)
 	p("\n### Memory\n\n")
 	p("In process, the same store as the in-process list: runtime.ReadMemStats HeapInuse after a GC, less HeapInuse before the store existed, divided by the transactions stored. Each transaction holds its own copy of a real %d-byte QR PNG; no webhook URL (a webhook adds its event and delivery to the outbox).\n\n", r.qrPNGBytesOrMemory())
 	p("| stored | heap in use per transaction |\n|---|---|\n")
@@ -216,6 +226,65 @@ func (r *report) qrPNGBytesOrMemory() int {
 	}
 	return r.qrPNGBytes
 }
+
+// ratioOf is num/den to two decimals, or "n/a" without a denominator.
+func ratioOf(num, den float64) string {
+	if den <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", num/den)
+}
+
+// stepUpTable writes one step-up's steps.
+func stepUpTable(p func(string, ...any), name string, up stepUp) {
+	p("**%s**: probe %s (p99 %s); stopped: %s.\n\n", name, perSecond(up.Probe.Throughput), ms(up.Probe.P99), orUnknown(up.Limit))
+	p("| offered | sent | successful | success | p50 | p99 | server CPU/req | harness CPU/req | |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, st := range up.Steps {
+		server, harness := st.cpuPerRequest()
+		p("| %s | %s | %s | %.2f%% | %s | %s | %s | %s | %s |\n", perSecond(st.Offered), perSecond(st.Sent), perSecond(st.Throughput),
+			100*st.Success, ms(st.P50), ms(st.P99), us(server), us(harness), st.Verdict)
+	}
+	p("\n")
+}
+
+// mongoMarkdown writes the MongoDB phase's section.
+func (r *report) mongoMarkdown(p func(string, ...any)) {
+	p("### MongoDB adapter\n\n")
+	mg := r.mongo
+	if mg == nil {
+		p("%s.\n\n", r.mongoNote)
+		return
+	}
+	p("- Database server: %s, database `%s`. **FerretDB on SQLite is much slower than MongoDB** (it translates every command to SQL over one SQLite file per database), and it shares the %d cores with pixgate, vegeta and the harness: these figures are pixgate's overhead over this server, not what pixgate does on MongoDB. The harness always starts FerretDB; it does not use a real MongoDB (the image `PIXGATE_TEST_MONGO_IMAGE` names for the test suites).\n",
+		mg.Server, mg.Database, r.machine.LogicalCPUs)
+	p("- pixgate: `%s <tmp>/pixgate serve`; GET cycles through %d transactions created through it beforehand.\n", strings.Join(r.mongoServerEnv, " "), mg.Lookups)
+	p("- Raw driver baseline: go.mongodb.org/mongo-driver/v2 in the harness's process, %d goroutines in a closed loop (the step-up probe's concurrency) for %s each: InsertOne of copies of a transaction pixgate stored (read back with the driver: %s bytes of BSON, a %d-byte PNG, %s), a new _id and idempotency slot each, into a collection with the %d secondary indexes of pixgate's; then FindOne by _id of those documents, decoded to raw BSON.\n",
+		mg.Workers, mg.Raw, thousands(float64(mg.DocBytes)), mg.DocPNG, outboxOf(mg.DocOutbox), mg.Indexes)
+	p("- The raw inserts leave %s documents in the raw collection before the finds; GET looks up %d in pixgate's, which the POST step-up then grows.\n", thousands(float64(mg.Insert.Ops)), mg.Lookups)
+	p("- Step-ups as above, shorter: a %s probe, then %s steps.", r.mongoProbe(), r.mongoStep())
+	if mg.Cut != "" {
+		p(" **Cut short**: %s.", mg.Cut)
+	}
+	p("\n\n")
+	p("| | through pixgate (sustained) | p99 | raw driver | p99 | pixgate / raw | FerretDB CPU per raw op |\n|---|---|---|---|---|---|---|\n")
+	p("| create: POST /transaction vs InsertOne | %s | %s | %s | %s | %s | %s |\n", perSecond(mg.Post.Sustained.Throughput), ms(mg.Post.Sustained.P99),
+		perSecond(mg.Insert.PerSecond), ms(mg.Insert.P99), ratioOf(mg.Post.Sustained.Throughput, mg.Insert.PerSecond), us(mg.Insert.FerretCPU))
+	p("| read: GET /transaction/{id} vs FindOne by _id | %s | %s | %s | %s | %s | %s |\n\n", perSecond(mg.Get.Sustained.Throughput), ms(mg.Get.Sustained.P99),
+		perSecond(mg.Find.PerSecond), ms(mg.Find.P99), ratioOf(mg.Get.Sustained.Throughput, mg.Find.PerSecond), us(mg.Find.FerretCPU))
+	p("The raw p99s are of a closed loop of %d (each call waits for the previous one), pixgate's of the sustained open-model step; \"server CPU/req\" below is pixgate's process only, FerretDB's is not in it.\n\n", mg.Workers)
+	stepUpTable(p, "mongo GET /transaction/{id}", mg.Get)
+	stepUpTable(p, "mongo POST /transaction", mg.Post)
+}
+
+func outboxOf(n int) string {
+	if n < 0 {
+		return "no outbox field (no webhook URL, so no delivery pending)"
+	}
+	return fmt.Sprintf("an outbox of %d", n)
+}
+
+func (r *report) mongoProbe() time.Duration { return mongoOptions(r.options).probe }
+func (r *report) mongoStep() time.Duration  { return mongoOptions(r.options).step }
 
 func ratio(num, den time.Duration) float64 {
 	if den == 0 {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,30 +75,11 @@ func freeLoopbackAddr() (string, error) {
 // variables plus settings, its output to logDir/name.log, and waits until GET health answers
 // 200.
 func startProcess(ctx context.Context, name, bin string, args, settings []string, logDir, base, health string) (*process, error) {
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PIXGATE_") && !strings.HasPrefix(kv, "GOMAXPROCS=") {
-			env = append(env, kv)
-		}
-	}
-	p := &process{name: name, base: base, exited: make(chan struct{}), logPath: filepath.Join(logDir, name+".log")}
-	logFile, err := os.Create(p.logPath)
+	p, err := spawnProcess(name, bin, args, settings, logDir)
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(env, settings...)
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	if err := p.cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		logFile.Close()
-		close(p.exited)
-	}()
-
+	p.base = base
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := setupClient.Get(base + health)
@@ -122,6 +104,36 @@ func startProcess(ctx context.Context, name, bin string, args, settings []string
 	}
 }
 
+// spawnProcess starts bin with args, the harness's environment less its PIXGATE_* and
+// GOMAXPROCS variables plus settings, its output to logDir/name.log, without waiting for it to
+// be ready.
+func spawnProcess(name, bin string, args, settings []string, logDir string) (*process, error) {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PIXGATE_") && !strings.HasPrefix(kv, "GOMAXPROCS=") {
+			env = append(env, kv)
+		}
+	}
+	p := &process{name: name, exited: make(chan struct{}), logPath: filepath.Join(logDir, name+".log")}
+	logFile, err := os.Create(p.logPath)
+	if err != nil {
+		return nil, err
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(env, settings...)
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
 // startServer runs `pixgate serve` with the memory store, the sandbox, no rate limit and the
 // given accounts, GOMAXPROCS as the machine (extra settings after those, so they win), and
 // waits until /healthz answers.
@@ -142,8 +154,20 @@ func startServer(ctx context.Context, bin, logDir string, extra []string, accoun
 		"PIXGATE_STORE=memory",
 		"PIXGATE_RATE_LIMIT_RPS=0",
 	}
-	settings = append(settings, extra...)
-	shown := append(append([]string{}, settings...), "PIXGATE_SEED_CLIENTS='"+strings.Join(shownSeeds, ";")+"'")
+	// An extra setting replaces the default of the same key (exec keeps the last one anyway;
+	// the report should not show both).
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		settings = slices.DeleteFunc(settings, func(s string) bool { return strings.HasPrefix(s, k+"=") })
+		settings = append(settings, kv)
+	}
+	shown := append([]string{}, settings...)
+	for i, kv := range shown {
+		if strings.HasPrefix(kv, "PIXGATE_CREDENTIAL_KEY=") {
+			shown[i] = "PIXGATE_CREDENTIAL_KEY=<64 random hex digits>"
+		}
+	}
+	shown = append(shown, "PIXGATE_SEED_CLIENTS='"+strings.Join(shownSeeds, ";")+"'")
 	settings = append(settings, "PIXGATE_SEED_CLIENTS="+strings.Join(seeds, ";"))
 	p, err := startProcess(ctx, "pixgate", bin, []string{"serve"}, settings, logDir, "http://"+addr, "/healthz")
 	if err != nil {

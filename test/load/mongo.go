@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	mdb "go.mongodb.org/mongo-driver/v2/mongo"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// The MongoDB phase: `pixgate serve` with PIXGATE_STORE=mongo against FerretDB (v1, SQLite
+// backend: test/internal/ferretmain, run as a child process on loopback with its files in a
+// temporary directory), the same step-ups as the memory runs but shorter, and beside them the
+// raw driver baseline: copies of a stored transaction document inserted and found by _id with
+// go.mongodb.org/mongo-driver/v2 directly, into a collection with the same indexes.
+
+// mongoRun is what the MongoDB phase measured.
+type mongoRun struct {
+	Server   string // what served the MongoDB protocol
+	Database string
+	Lookups  int // transactions GET /transaction/{id} cycles through
+	DocBytes int // the BSON size of one stored transaction document
+	// DocOutbox is the length of its outbox array (-1: no outbox field).
+	DocOutbox int
+	DocPNG    int // bytes of its QR image field
+	Indexes   int // secondary indexes of the transactions collection, copied to the raw one
+	Workers   int // the raw baseline's concurrency: the step-up probe's workers
+	Raw       time.Duration
+	Insert    rawFigure
+	Find      rawFigure
+	Get, Post stepUp
+	// Cut says what the phase's time bound left unmeasured; "" when nothing.
+	Cut string
+}
+
+// rawFigure is one raw driver baseline: workers calling the driver in a loop.
+type rawFigure struct {
+	Ops        int
+	PerSecond  float64
+	P50, P99   time.Duration
+	FerretCPU  time.Duration // FerretDB's CPU per operation
+	HarnessCPU time.Duration // the harness's (the driver's) CPU per operation
+}
+
+// mongoOptions are the sizes of the phase, kept inside its bound (60 s in all at most).
+func mongoOptions(o options) options {
+	m := o
+	if o.short {
+		m.probe, m.step, m.pause, m.mongoRaw, m.lookups = 150*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond, 200*time.Millisecond, 20
+		m.mongoBound = 20 * time.Second
+		return m
+	}
+	m.probe, m.step, m.pause, m.mongoRaw, m.lookups = time.Second, 1500*time.Millisecond, 200*time.Millisecond, 2500*time.Millisecond, 200
+	m.mongoBound = 60 * time.Second
+	return m
+}
+
+// measureMongo runs the phase within its bound. A step-up the bound cuts short keeps the steps
+// it made, and the report says what was cut.
+func measureMongo(parent context.Context, o options, root string, r *report, logf func(string, ...any)) error {
+	o = mongoOptions(o)
+	ctx, cancel := context.WithTimeout(parent, o.mongoBound)
+	defer cancel()
+	cut := func(err error, what string) error {
+		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+			r.mongo.Cut = what + " and what follows: the phase's bound of " + o.mongoBound.String() + " ran out"
+			logf("MongoDB phase: %s", r.mongo.Cut)
+			return nil
+		}
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "pixgate-load-mongo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin, err := build(ctx, root, "./cmd/pixgate", tmp, "pixgate")
+	if err != nil {
+		return err
+	}
+	ferretBin, err := build(ctx, filepath.Join(root, "test"), "./internal/ferretmain", tmp, "ferretmain")
+	if err != nil {
+		return err
+	}
+	ferret, uri, err := startFerret(ctx, ferretBin, tmp)
+	if err != nil {
+		return err
+	}
+	defer ferret.stop()
+	key := make([]byte, 32)
+	rand.Read(key)
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	r.mongo = &mongoRun{
+		Server:   "FerretDB v1.24 on SQLite (test/internal/ferretmain, a child process on loopback, its files in a temporary directory)",
+		Database: "load_" + hex.EncodeToString(suffix), Lookups: o.lookups, Workers: probeWorkers, Raw: o.mongoRaw, DocOutbox: -1,
+	}
+	logf("MongoDB phase: %s listening at %s; database %s", "FerretDB", uri, r.mongo.Database)
+
+	acct := newAccount("mongo")
+	settings := append([]string{"PIXGATE_STORE=mongo", "PIXGATE_MONGODB_URI=" + uri, "PIXGATE_MONGODB_DATABASE=" + r.mongo.Database,
+		"PIXGATE_CREDENTIAL_KEY=" + hex.EncodeToString(key)}, o.serverEnv...)
+	srv, err := startServer(ctx, bin, tmp, settings, acct)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	r.mongoServerEnv = srv.env
+	token, err := srv.token(ctx, acct)
+	if err != nil {
+		return err
+	}
+	body := loadBody("maria@example.com")
+	ids, err := srv.createMany(ctx, token, o.lookups, 2*runtime.NumCPU(), func(int) []byte { return body })
+	if err != nil {
+		return cut(err, "the seeding")
+	}
+	logf("MongoDB phase: created %d transactions through pixgate to look up", len(ids))
+
+	client, err := mdb.Connect(mopts.Client().ApplyURI(uri).SetTimeout(10 * time.Second))
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(context.Background())
+	db := client.Database(r.mongo.Database)
+	raw, err := db.Collection("transactions").FindOne(ctx, bson.D{{Key: "_id", Value: ids[0]}}).Raw()
+	if err != nil {
+		return fmt.Errorf("reading transaction %s back with the driver: %w", ids[0], err)
+	}
+	r.mongo.DocBytes = len(raw)
+	if v, err := raw.LookupErr("outbox"); err == nil {
+		if a, ok := v.ArrayOK(); ok {
+			vals, _ := a.Values()
+			r.mongo.DocOutbox = len(vals)
+		}
+	}
+	if v, err := raw.LookupErr("pix", "qrCodePng"); err == nil {
+		if _, b, ok := v.BinaryOK(); ok {
+			r.mongo.DocPNG = len(b)
+		}
+	}
+	var template bson.D
+	if err := bson.Unmarshal(raw, &template); err != nil {
+		return err
+	}
+	rawColl := db.Collection("raw_transactions")
+	if r.mongo.Indexes, err = copyIndexes(ctx, db.Collection("transactions"), rawColl); err != nil {
+		return cut(err, "the raw baseline")
+	}
+	logf("MongoDB phase: one stored transaction is %d bytes of BSON (outbox of %d, %d-byte PNG); %d indexes copied to the raw collection",
+		r.mongo.DocBytes, r.mongo.DocOutbox, r.mongo.DocPNG, r.mongo.Indexes)
+
+	// The raw baseline, then pixgate's GET and POST, one after the other.
+	var inserted atomic.Int64
+	r.mongo.Insert, err = rawLoop(ctx, ferret, o.mongoRaw, probeWorkers, func(ctx context.Context) error {
+		n := inserted.Add(1) - 1
+		id := fmt.Sprintf("raw-%09d", n)
+		doc := slices.Clone(template)
+		for i := range doc {
+			switch doc[i].Key {
+			case "_id":
+				doc[i].Value = id
+			case "idem":
+				doc[i].Value = "id:" + id
+			}
+		}
+		_, err := rawColl.InsertOne(ctx, doc)
+		return err
+	})
+	if err != nil {
+		return cut(err, "the raw baseline")
+	}
+	logf("MongoDB phase: raw InsertOne, %d workers: %s", probeWorkers, r.mongo.Insert)
+	stored := r.mongo.Insert.Ops
+	var next atomic.Int64
+	r.mongo.Find, err = rawLoop(ctx, ferret, o.mongoRaw, probeWorkers, func(ctx context.Context) error {
+		id := fmt.Sprintf("raw-%09d", (next.Add(1)-1)%int64(stored))
+		var got bson.Raw
+		return rawColl.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&got)
+	})
+	if err != nil {
+		return cut(err, "the raw finds")
+	}
+	logf("MongoDB phase: raw FindOne by _id, %d workers: %s", probeWorkers, r.mongo.Find)
+
+	load := newLoadClient()
+	urls := make([]string, len(ids))
+	for i, id := range ids {
+		urls[i] = srv.base + "/transaction/" + id
+	}
+	getTargets := staticTargets(srv.process, http.MethodGet, urls, nil, bearer(token))
+	if r.mongo.Get, err = findSustained(ctx, "mongo GET /transaction/{id}", load, getTargets, o, logf); err != nil {
+		return cut(err, "the GET step-up")
+	}
+	postTargets := staticTargets(srv.process, http.MethodPost, []string{srv.base + "/transaction"}, body,
+		bearer(token, "Content-Type", "application/json"))
+	if r.mongo.Post, err = findSustained(ctx, "mongo POST /transaction", load, postTargets, o, logf); err != nil {
+		return cut(err, "the POST step-up")
+	}
+	load.CloseIdleConnections()
+	if err := srv.alive(); err != nil {
+		return err
+	}
+	if err := ferret.alive(); err != nil {
+		return err
+	}
+	return srv.stop()
+}
+
+// startFerret runs test/internal/ferretmain on a free loopback port, its SQLite files under
+// dir, and waits until it answers a ping.
+func startFerret(ctx context.Context, bin, dir string) (*process, string, error) {
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := spawnProcess("ferretdb", bin, []string{"-listen", addr, "-dir", filepath.Join(dir, "ferretdb"), "-lifetime", "15m"},
+		[]string{fmt.Sprintf("GOMAXPROCS=%d", runtime.NumCPU())}, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	uri := "mongodb://" + addr + "/"
+	client, err := mdb.Connect(mopts.Client().ApplyURI(uri).SetServerSelectionTimeout(time.Second))
+	if err != nil {
+		p.stop()
+		return nil, "", err
+	}
+	defer client.Disconnect(context.Background())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := client.Ping(pctx, nil)
+		cancel()
+		if err == nil {
+			return p, uri, nil
+		}
+		select {
+		case <-p.exited:
+			return nil, "", fmt.Errorf("ferretdb exited at start (%v); its log: %s", p.waitErr, p.tail())
+		case <-ctx.Done():
+			p.stop()
+			return nil, "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, "", fmt.Errorf("ferretdb did not answer a ping within 30 s (%v); its log: %s", err, p.tail())
+		}
+	}
+}
+
+// copyIndexes creates on dst every index src has but _id's, one command each (FerretDB v1
+// mishandles several at once; see adapters/mongo/indexes.go).
+func copyIndexes(ctx context.Context, src, dst *mdb.Collection) (int, error) {
+	cur, err := src.Indexes().List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var specs []struct {
+		Name   string `bson:"name"`
+		Key    bson.D `bson:"key"`
+		Unique bool   `bson:"unique"`
+	}
+	if err := cur.All(ctx, &specs); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range specs {
+		if s.Name == "_id_" {
+			continue
+		}
+		if _, err := dst.Indexes().CreateOne(ctx, mdb.IndexModel{Keys: s.Key, Options: mopts.Index().SetName(s.Name).SetUnique(s.Unique)}); err != nil {
+			return n, fmt.Errorf("index %s: %w", s.Name, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// rawLoop runs op on workers goroutines in a loop for d (the closed model of the probes) and
+// times every call. The first error stops it.
+func rawLoop(ctx context.Context, server *process, d time.Duration, workers int, op func(context.Context) error) (rawFigure, error) {
+	runCtx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	lat := make([][]time.Duration, workers)
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start, serverBefore, harnessBefore := time.Now(), server.cpu(), selfCPU()
+	for w := range workers {
+		wg.Go(func() {
+			for runCtx.Err() == nil {
+				t := time.Now()
+				// The call itself gets the whole context: one cut by the end of the run
+				// would count as an error.
+				if err := op(ctx); err != nil {
+					failed.CompareAndSwap(nil, err)
+					cancel()
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t))
+			}
+		})
+	}
+	wg.Wait()
+	took, serverCPU, harnessCPU := time.Since(start), server.cpu()-serverBefore, selfCPU()-harnessBefore
+	if err, _ := failed.Load().(error); err != nil {
+		return rawFigure{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return rawFigure{}, err
+	}
+	all := slices.Concat(lat...)
+	if len(all) == 0 {
+		return rawFigure{}, fmt.Errorf("no operation ended in %s", d)
+	}
+	slices.Sort(all)
+	at := func(q float64) time.Duration { return all[min(len(all)-1, int(q*float64(len(all))))] }
+	n := time.Duration(len(all))
+	return rawFigure{Ops: len(all), PerSecond: float64(len(all)) / took.Seconds(), P50: at(0.5), P99: at(0.99),
+		FerretCPU: serverCPU / n, HarnessCPU: harnessCPU / n}, nil
+}
+
+func (f rawFigure) String() string {
+	return fmt.Sprintf("%d ops, %.0f/s, p50 %s p99 %s, cpu/op ferretdb %s harness %s", f.Ops, f.PerSecond, round(f.P50), round(f.P99),
+		f.FerretCPU.Round(time.Microsecond), f.HarnessCPU.Round(time.Microsecond))
+}
