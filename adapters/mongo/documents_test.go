@@ -239,6 +239,8 @@ func TestDriverErrorsBecomePortErrors(t *testing.T) {
 		{"a closed client is unavailable", mdb.ErrClientDisconnected, ports.ErrUnavailable},
 		{"a primary stepping down is unavailable", mdb.CommandError{Code: 189}, ports.ErrUnavailable},
 		{"a caller's cancellation stays a cancellation", context.Canceled, context.Canceled},
+		{"a server abandoning the work at shutdown is unavailable (FerretDB's way)",
+			mdb.CommandError{Code: 1, Name: "InternalError", Message: "[msg_find.go:344] context canceled after delay"}, ports.ErrUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := mapErr("op", c.err); !errors.Is(got, c.want) {

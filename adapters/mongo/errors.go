@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	mdb "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
@@ -53,7 +54,7 @@ func mapErr(op string, err error) error {
 	case mdb.IsTimeout(err), mdb.IsNetworkError(err), errors.Is(err, mdb.ErrClientDisconnected),
 		isServerSelection(err), errors.As(err, &ne), isPoolCleared(err):
 		return fmt.Errorf("%w: mongo %s: %v", ports.ErrUnavailable, op, err)
-	case errors.As(err, &se) && hasAnyCode(se):
+	case errors.As(err, &se) && (hasAnyCode(se) || interruptedByServer(se)):
 		return fmt.Errorf("%w: mongo %s: %v", ports.ErrUnavailable, op, err)
 	}
 	var le mdb.LabeledError
@@ -69,6 +70,14 @@ func mapErr(op string, err error) error {
 func isPoolCleared(err error) bool {
 	var rpe driver.RetryablePoolError
 	return errors.As(err, &rpe) && rpe.Retryable()
+}
+
+// interruptedByServer reports a server that abandoned the operation because it is going away:
+// MongoDB says so with InterruptedAtShutdown (in unavailableCodes); FerretDB answers
+// InternalError (1) whose message ends in "context canceled". Either way the database did not
+// do the work and a retry later may: unavailable, not a bug.
+func interruptedByServer(se mdb.ServerError) bool {
+	return se.HasErrorCode(1) && strings.Contains(se.Error(), "context canceled")
 }
 
 func hasAnyCode(se mdb.ServerError) bool {
