@@ -29,7 +29,7 @@ func (r *AccountRepository) CreateAccount(ctx context.Context, a *domain.Account
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
 	if _, err := r.accounts.InsertOne(ctx, fromAccount(a, 0)); err != nil {
-		return mapErr("create account "+a.ID(), err)
+		return mapErr(ctx, "create account "+a.ID(), err)
 	}
 	return nil
 }
@@ -48,7 +48,7 @@ func (r *AccountRepository) GetAccount(ctx context.Context, id string) (*domain.
 func (r *AccountRepository) getAccount(ctx context.Context, id string) (*accountDoc, error) {
 	var d accountDoc
 	if err := r.accounts.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
-		return nil, mapErr("get account "+id, err)
+		return nil, mapErr(ctx, "get account "+id, err)
 	}
 	return &d, nil
 }
@@ -57,20 +57,12 @@ func (r *AccountRepository) getAccount(ctx context.Context, id string) (*account
 func (r *AccountRepository) ListAccounts(ctx context.Context) ([]*domain.Account, error) {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	cur, err := r.accounts.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, mapErr("list accounts", err)
-	}
-	var docs []accountDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, mapErr("list accounts", err)
-	}
-	out := make([]*domain.Account, len(docs))
-	for i := range docs {
-		out[i] = docs[i].toAccount()
-	}
-	return out, nil
+	return findAll(ctx, r.accounts, "list accounts", bson.D{}, options.Find().SetSort(oldestFirst),
+		func(d *accountDoc) (*domain.Account, error) { return d.toAccount(), nil })
 }
+
+// oldestFirst is the order of account and credential lists.
+var oldestFirst = bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}
 
 // UpdateAccount reads the account, applies fn and replaces the document only if its version
 // is still the one read, retrying on a lost race.
@@ -85,7 +77,7 @@ func (r *AccountRepository) UpdateAccount(ctx context.Context, id string, fn fun
 	for attempt := 0; attempt < r.s.cfg.MaxRetries; attempt++ {
 		if attempt > 0 {
 			if err := backoff(ctx, attempt); err != nil {
-				return mapErr("update account "+id, err)
+				return mapErr(ctx, "update account "+id, err)
 			}
 		}
 		d, err := r.getAccount(ctx, id)
@@ -98,7 +90,7 @@ func (r *AccountRepository) UpdateAccount(ctx context.Context, id string, fn fun
 		}
 		res, err := r.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: d.Version}}, fromAccount(a, d.Version+1))
 		if err != nil {
-			return mapErr("update account "+id, err)
+			return mapErr(ctx, "update account "+id, err)
 		}
 		if res.MatchedCount == 1 {
 			return nil
@@ -114,13 +106,13 @@ func (r *AccountRepository) CreateCredential(ctx context.Context, c domain.Crede
 	defer cancel()
 	n, err := r.accounts.CountDocuments(ctx, bson.D{{Key: "_id", Value: c.AccountID}}, options.Count().SetLimit(1))
 	if err != nil {
-		return mapErr("create credential", err)
+		return mapErr(ctx, "create credential", err)
 	}
 	if n == 0 {
 		return fmt.Errorf("mongo create credential: account %s: %w", c.AccountID, domain.ErrNotFound)
 	}
 	if _, err := r.credentials.InsertOne(ctx, fromCredential(c)); err != nil {
-		return mapErr("create credential "+c.ClientID, err)
+		return mapErr(ctx, "create credential "+c.ClientID, err)
 	}
 	return nil
 }
@@ -131,7 +123,7 @@ func (r *AccountRepository) GetCredential(ctx context.Context, clientID string) 
 	defer cancel()
 	var d credentialDoc
 	if err := r.credentials.FindOne(ctx, bson.D{{Key: "_id", Value: clientID}}).Decode(&d); err != nil {
-		return domain.Credential{}, mapErr("get credential "+clientID, err)
+		return domain.Credential{}, mapErr(ctx, "get credential "+clientID, err)
 	}
 	return d.toCredential(), nil
 }
@@ -140,20 +132,9 @@ func (r *AccountRepository) GetCredential(ctx context.Context, clientID string) 
 func (r *AccountRepository) ListCredentials(ctx context.Context, accountID string) ([]domain.Credential, error) {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	cur, err := r.credentials.Find(ctx, bson.D{{Key: "accountId", Value: accountID}},
-		options.Find().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, mapErr("list credentials", err)
-	}
-	var docs []credentialDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, mapErr("list credentials", err)
-	}
-	out := make([]domain.Credential, len(docs))
-	for i := range docs {
-		out[i] = docs[i].toCredential()
-	}
-	return out, nil
+	return findAll(ctx, r.credentials, "list credentials", bson.D{{Key: "accountId", Value: accountID}},
+		options.Find().SetSort(oldestFirst),
+		func(d *credentialDoc) (domain.Credential, error) { return d.toCredential(), nil })
 }
 
 // RevokeCredential sets revokedAt once: the update matches only a credential of the account
@@ -171,7 +152,7 @@ func (r *AccountRepository) RevokeCredential(ctx context.Context, accountID, cli
 	res, err := r.credentials.UpdateOne(ctx, append(owned, bson.E{Key: "revokedAt", Value: nil}),
 		bson.D{{Key: "$set", Value: bson.D{{Key: "revokedAt", Value: at.UTC()}}}})
 	if err != nil {
-		return mapErr("revoke credential "+clientID, err)
+		return mapErr(ctx, "revoke credential "+clientID, err)
 	}
 	if res.MatchedCount == 1 {
 		return nil
@@ -180,5 +161,5 @@ func (r *AccountRepository) RevokeCredential(ctx context.Context, accountID, cli
 	if errors.Is(err, mdb.ErrNoDocuments) {
 		return fmt.Errorf("mongo revoke credential %s: %w", clientID, domain.ErrNotFound)
 	}
-	return mapErr("revoke credential "+clientID, err)
+	return mapErr(ctx, "revoke credential "+clientID, err)
 }

@@ -238,18 +238,25 @@ func TestDriverErrorsBecomePortErrors(t *testing.T) {
 		{"a timeout is unavailable", context.DeadlineExceeded, ports.ErrUnavailable},
 		{"a closed client is unavailable", mdb.ErrClientDisconnected, ports.ErrUnavailable},
 		{"a primary stepping down is unavailable", mdb.CommandError{Code: 189}, ports.ErrUnavailable},
-		{"a caller's cancellation stays a cancellation", context.Canceled, context.Canceled},
+		{"a driver's own cancellation is unavailable", context.Canceled, ports.ErrUnavailable},
 		{"a server abandoning the work at shutdown is unavailable (FerretDB's way)",
 			mdb.CommandError{Code: 1, Name: "InternalError", Message: "[msg_find.go:344] context canceled after delay"}, ports.ErrUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := mapErr("op", c.err); !errors.Is(got, c.want) {
+			if got := mapErr(context.Background(), "op", c.err); !errors.Is(got, c.want) {
 				t.Errorf("mapErr(%v) = %v, want %v", c.err, got, c.want)
 			}
 		})
 	}
+	t.Run("a caller's cancellation stays a cancellation", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if got := mapErr(ctx, "op", context.Canceled); !errors.Is(got, context.Canceled) || errors.Is(got, ports.ErrUnavailable) {
+			t.Errorf("mapErr = %v, want context.Canceled", got)
+		}
+	})
 	t.Run("any other driver error keeps its text but not its type", func(t *testing.T) {
-		err := mapErr("op", mdb.CommandError{Code: 2, Message: "bad value"})
+		err := mapErr(context.Background(), "op", mdb.CommandError{Code: 2, Message: "bad value"})
 		var ce mdb.CommandError
 		if errors.As(err, &ce) || err == nil {
 			t.Errorf("mapErr let the driver's error through: %#v", err)

@@ -39,7 +39,11 @@ var unavailableCodes = map[int32]bool{
 // everything that says the database cannot be reached or did not answer in time
 // ports.ErrUnavailable. A cancellation by the caller stays context.Canceled. Anything else is a
 // bug or a misconfiguration and keeps only its text.
-func mapErr(op string, err error) error {
+//
+// ctx is the call's: a context.Canceled inside err is the caller's only when ctx itself was
+// canceled. Otherwise the driver canceled the operation on its own, interrupting the
+// connections of a server it lost, and the database is what is unavailable.
+func mapErr(ctx context.Context, op string, err error) error {
 	var se mdb.ServerError
 	var ne net.Error
 	switch {
@@ -49,8 +53,10 @@ func mapErr(op string, err error) error {
 		return fmt.Errorf("mongo %s: %w", op, domain.ErrNotFound)
 	case mdb.IsDuplicateKeyError(err):
 		return fmt.Errorf("mongo %s: %w", op, ports.ErrDuplicate)
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled):
 		return fmt.Errorf("mongo %s: %w", op, context.Canceled)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: mongo %s: interrupted by the driver: %v", ports.ErrUnavailable, op, err)
 	case mdb.IsTimeout(err), mdb.IsNetworkError(err), errors.Is(err, mdb.ErrClientDisconnected),
 		isServerSelection(err), errors.As(err, &ne), isPoolCleared(err):
 		return fmt.Errorf("%w: mongo %s: %v", ports.ErrUnavailable, op, err)

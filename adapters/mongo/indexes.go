@@ -105,7 +105,7 @@ func (s *Store) createIndexes(ctx context.Context) error {
 	for _, name := range []string{collTransactions, collWithdrawals, collAccounts, collCredentials} {
 		for _, m := range all[name] {
 			if _, err := s.db.Collection(name).Indexes().CreateOne(ctx, m); err != nil {
-				return mapErr("create indexes on "+name, err)
+				return mapErr(ctx, "create indexes on "+name, err)
 			}
 		}
 	}

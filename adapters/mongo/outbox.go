@@ -114,11 +114,11 @@ func (o *Outbox) candidates(ctx context.Context, now time.Time, limit int) ([]ca
 		cur, err := src.coll.Find(ctx, bson.D{{Key: "outboxDue", Value: bson.D{{Key: "$lte", Value: now}}}},
 			options.Find().SetSort(bson.D{{Key: "outboxDue", Value: 1}}).SetLimit(int64(limit)).SetProjection(outboxProjection))
 		if err != nil {
-			return nil, mapErr("find due deliveries", err)
+			return nil, mapErr(ctx, "find due deliveries", err)
 		}
 		var docs []*outboxDoc
 		if err := cur.All(ctx, &docs); err != nil {
-			return nil, mapErr("read due deliveries", err)
+			return nil, mapErr(ctx, "read due deliveries", err)
 		}
 		for _, d := range docs {
 			for i := range d.Box.Outbox {
@@ -208,7 +208,7 @@ func (o *Outbox) writeOutbox(ctx context.Context, src source, doc *outboxDoc, se
 	defer unlock()
 	res, err := src.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: doc.ID}, {Key: "outboxRev", Value: doc.Box.OutboxRev}}, update)
 	if err != nil {
-		return false, mapErr("write outbox", err)
+		return false, mapErr(ctx, "write outbox", err)
 	}
 	return res.MatchedCount == 1, nil
 }
@@ -222,7 +222,7 @@ func (o *Outbox) findEvent(ctx context.Context, eventID string) (source, *outbox
 			continue
 		}
 		if err != nil {
-			return source{}, nil, 0, mapErr("find event", err)
+			return source{}, nil, 0, mapErr(ctx, "find event", err)
 		}
 		for i := range d.Box.Outbox {
 			if d.Box.Outbox[i].EventID == eventID {
@@ -243,7 +243,7 @@ func (o *Outbox) RecordAttempt(ctx context.Context, eventID, owner string, attem
 	for try := 0; try < o.s.cfg.MaxRetries; try++ {
 		if try > 0 {
 			if err := backoff(ctx, try); err != nil {
-				return mapErr("record attempt", err)
+				return mapErr(ctx, "record attempt", err)
 			}
 		}
 		src, doc, i, err := o.findEvent(ctx, eventID)
@@ -282,16 +282,16 @@ func (o *Outbox) Release(ctx context.Context, owner string) error {
 			}
 			if try > 0 {
 				if err := backoff(ctx, try); err != nil {
-					return mapErr("release leases", err)
+					return mapErr(ctx, "release leases", err)
 				}
 			}
 			cur, err := src.coll.Find(ctx, bson.D{{Key: "outbox.owner", Value: owner}}, options.Find().SetProjection(outboxProjection))
 			if err != nil {
-				return mapErr("find leases", err)
+				return mapErr(ctx, "find leases", err)
 			}
 			var docs []*outboxDoc
 			if err := cur.All(ctx, &docs); err != nil {
-				return mapErr("read leases", err)
+				return mapErr(ctx, "read leases", err)
 			}
 			lost := false
 			for _, doc := range docs {
@@ -338,7 +338,7 @@ func (o *Outbox) Deliveries(ctx context.Context, accountID string, kind domain.R
 		return out, nil
 	}
 	if err != nil {
-		return nil, mapErr("read deliveries", err)
+		return nil, mapErr(ctx, "read deliveries", err)
 	}
 	for i := range doc.Box.Outbox {
 		d, err := doc.Box.Outbox[i].toDelivery(doc.AccountID, doc.ID, kind)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	mdb "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
@@ -117,7 +118,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{cfg: cfg, client: client, db: client.Database(cfg.Database), locks: newLocalLocks()}
 	if err := client.Ping(ctx, readpref.Primary()); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
-		return nil, mapErr("open", err)
+		return nil, mapErr(ctx, "open", err)
 	}
 	if err := s.createIndexes(ctx); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
@@ -171,7 +172,7 @@ func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc) {
 func (s *Store) lock(ctx context.Context, key string) (func(), error) {
 	unlock, err := s.locks.lock(ctx, key)
 	if err != nil {
-		return nil, mapErr("wait for "+key, err)
+		return nil, mapErr(ctx, "wait for "+key, err)
 	}
 	return unlock, nil
 }
@@ -189,4 +190,27 @@ func backoff(ctx context.Context, attempt int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// findAll runs a find and converts every document it returns, answering the ports' errors:
+// the one shape of every list read of this adapter.
+func findAll[D, A any](ctx context.Context, coll *mdb.Collection, what string, filter bson.D,
+	opts *options.FindOptionsBuilder, convert func(*D) (A, error)) ([]A, error) {
+	cur, err := coll.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, mapErr(ctx, what, err)
+	}
+	var docs []D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, mapErr(ctx, what, err)
+	}
+	out := make([]A, 0, len(docs))
+	for i := range docs {
+		a, err := convert(&docs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

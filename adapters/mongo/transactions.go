@@ -38,7 +38,7 @@ func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transactio
 	snap.Fields.Version = 1
 	doc := txDoc{ID: snap.ID, Fields: snap.Fields, Box: newOutbox(t.Events())}
 	if _, err := r.coll.InsertOne(ctx, doc); err != nil {
-		return mapErr("create transaction "+t.ID(), err)
+		return mapErr(ctx, "create transaction "+t.ID(), err)
 	}
 	t.SetVersion(1)
 	t.ClearEvents()
@@ -73,7 +73,7 @@ func (r *TransactionRepository) findOne(ctx context.Context, filter bson.D) (*do
 	var d txSnapshot
 	err := r.coll.FindOne(ctx, filter, options.FindOne().SetProjection(withoutOutbox)).Decode(&d)
 	if err != nil {
-		return nil, mapErr("get transaction", err)
+		return nil, mapErr(ctx, "get transaction", err)
 	}
 	return d.toTransaction()
 }
@@ -93,7 +93,7 @@ func (r *TransactionRepository) List(ctx context.Context, f ports.TransactionFil
 	filter := listFilter(f)
 	total, err := r.coll.CountDocuments(ctx, filter)
 	if err != nil {
-		return ports.TransactionPage{}, mapErr("count transactions", err)
+		return ports.TransactionPage{}, mapErr(ctx, "count transactions", err)
 	}
 	page := ports.TransactionPage{Items: []*domain.Transaction{}, Total: int(total)}
 	skip := int64(p.Number-1) * int64(p.Size)
@@ -181,23 +181,7 @@ func listFilter(f ports.TransactionFilter) bson.D {
 }
 
 func (r *TransactionRepository) findMany(ctx context.Context, filter bson.D, opts *options.FindOptionsBuilder) ([]*domain.Transaction, error) {
-	cur, err := r.coll.Find(ctx, filter, opts)
-	if err != nil {
-		return nil, mapErr("find transactions", err)
-	}
-	var docs []txSnapshot
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, mapErr("read transactions", err)
-	}
-	out := make([]*domain.Transaction, 0, len(docs))
-	for i := range docs {
-		t, err := docs[i].toTransaction()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return findAll(ctx, r.coll, "find transactions", filter, opts, (*txSnapshot).toTransaction)
 }
 
 // Update reads the transaction, applies fn and writes the result only if the stored version is
@@ -237,7 +221,7 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 	for attempt := 0; attempt < s.cfg.MaxRetries; attempt++ {
 		if attempt > 0 {
 			if err := backoff(ctx, attempt); err != nil {
-				return zero, mapErr(what, err)
+				return zero, mapErr(ctx, what, err)
 			}
 		}
 		a, err := find(ctx, filter)
@@ -253,7 +237,7 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 		a.SetVersion(v + 1)
 		ok, err := writeVersioned(ctx, coll, id, v, fields(a), events)
 		if err != nil {
-			return zero, mapErr(what, err)
+			return zero, mapErr(ctx, what, err)
 		}
 		if ok {
 			return a, nil

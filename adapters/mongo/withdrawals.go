@@ -61,7 +61,7 @@ func (r *WithdrawalRepository) CreateReserving(ctx context.Context, w *domain.Wi
 	for attempt := 0; attempt < r.s.cfg.MaxRetries; attempt++ {
 		if attempt > 0 {
 			if err := backoff(ctx, attempt); err != nil {
-				return mapErr("reserve withdrawal "+w.ID(), err)
+				return mapErr(ctx, "reserve withdrawal "+w.ID(), err)
 			}
 		}
 		last, err := r.lastSeq(ctx, w.AccountID())
@@ -83,7 +83,7 @@ func (r *WithdrawalRepository) CreateReserving(ctx context.Context, w *domain.Wi
 			return nil
 		}
 		if !mdb.IsDuplicateKeyError(err) {
-			return mapErr("reserve withdrawal "+w.ID(), err)
+			return mapErr(ctx, "reserve withdrawal "+w.ID(), err)
 		}
 		// Which unique index refused it? The message names it on MongoDB but not on
 		// FerretDB, so ask: the id or the key already stored is a real duplicate; otherwise
@@ -125,7 +125,7 @@ func (r *WithdrawalRepository) lastSeq(ctx context.Context, accountID string) (i
 		return 0, nil
 	}
 	if err != nil {
-		return 0, mapErr("read withdrawal sequence", err)
+		return 0, mapErr(ctx, "read withdrawal sequence", err)
 	}
 	return d.Seq, nil
 }
@@ -133,7 +133,7 @@ func (r *WithdrawalRepository) lastSeq(ctx context.Context, accountID string) (i
 func (r *WithdrawalRepository) exists(ctx context.Context, filter bson.D) (bool, error) {
 	n, err := r.coll.CountDocuments(ctx, filter, options.Count().SetLimit(1))
 	if err != nil {
-		return false, mapErr("check withdrawal", err)
+		return false, mapErr(ctx, "check withdrawal", err)
 	}
 	return n > 0, nil
 }
@@ -159,7 +159,7 @@ func (r *WithdrawalRepository) findOne(ctx context.Context, filter bson.D) (*dom
 	var d wdSnapshot
 	err := r.coll.FindOne(ctx, filter, options.FindOne().SetProjection(withoutOutbox)).Decode(&d)
 	if err != nil {
-		return nil, mapErr("get withdrawal", err)
+		return nil, mapErr(ctx, "get withdrawal", err)
 	}
 	return d.toWithdrawal()
 }
@@ -179,24 +179,9 @@ func (r *WithdrawalRepository) ListByStatus(ctx context.Context, status domain.W
 	}
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	cur, err := r.coll.Find(ctx, statusUntil(string(status), until),
-		options.Find().SetSort(byLastChange).SetLimit(int64(limit)).SetProjection(withoutOutbox))
-	if err != nil {
-		return nil, mapErr("find withdrawals", err)
-	}
-	var docs []wdSnapshot
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, mapErr("read withdrawals", err)
-	}
-	out := make([]*domain.Withdrawal, 0, len(docs))
-	for i := range docs {
-		w, err := docs[i].toWithdrawal()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, nil
+	return findAll(ctx, r.coll, "find withdrawals", statusUntil(string(status), until),
+		options.Find().SetSort(byLastChange).SetLimit(int64(limit)).SetProjection(withoutOutbox),
+		(*wdSnapshot).toWithdrawal)
 }
 
 // Balance sums the account's transactions and withdrawals per status on the server and lets
@@ -319,11 +304,11 @@ func aggregateSum(ctx context.Context, coll *mdb.Collection, accountID string, s
 		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$status"}, {Key: "sum", Value: bson.D{{Key: "$sum", Value: "$" + field}}}}}},
 	})
 	if err != nil {
-		return nil, mapErr("sum "+coll.Name()+" "+field, err)
+		return nil, mapErr(ctx, "sum "+coll.Name()+" "+field, err)
 	}
 	var rows []sumRow
 	if err := cur.All(ctx, &rows); err != nil {
-		return nil, mapErr("sum "+coll.Name()+" "+field, err)
+		return nil, mapErr(ctx, "sum "+coll.Name()+" "+field, err)
 	}
 	return rows, nil
 }
