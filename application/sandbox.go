@@ -34,23 +34,10 @@ func SandboxPayer() domain.AccountHolder {
 	}
 }
 
-// ErrUnknownPixKeyType: a PIX key matches none of the key types.
-var ErrUnknownPixKeyType = errors.New("is not a CPF, CNPJ, e-mail, +55 phone or EVP (UUID) PIX key")
-
-// PixKeyOf finds the type of a PIX key written without one, trying each type's rule.
-func PixKeyOf(key string) (domain.PixKey, error) {
-	for _, typ := range []domain.PixKeyType{domain.PixKeyEVP, domain.PixKeyPhone, domain.PixKeyEmail, domain.PixKeyCPF, domain.PixKeyCNPJ} {
-		if k, err := domain.NewPixKey(typ, key); err == nil {
-			return k, nil
-		}
-	}
-	return domain.PixKey{}, ErrUnknownPixKeyType
-}
-
 // SandboxReceiver is the gateway's receiving account in the sandbox: the configured PIX key
 // and merchant name, held at the sandbox ISPB under a fixed CNPJ.
 func SandboxReceiver(pixKey, merchantName string) (domain.AccountHolder, error) {
-	key, err := PixKeyOf(pixKey)
+	key, err := domain.ParsePixKey(pixKey)
 	if err != nil {
 		return domain.AccountHolder{}, err
 	}

@@ -542,7 +542,7 @@ func TestSettleSandbox(t *testing.T) {
 	})
 }
 
-func TestPixKeyOfFindsTheKeyType(t *testing.T) {
+func TestParsePixKeyFindsTheKeyType(t *testing.T) {
 	cases := []struct {
 		key  string
 		want domain.PixKey
@@ -556,14 +556,14 @@ func TestPixKeyOfFindsTheKeyType(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.key+" is a "+string(c.want.Type)+" key", func(t *testing.T) {
-			got, err := application.PixKeyOf(c.key)
+			got, err := domain.ParsePixKey(c.key)
 			if err != nil || got != c.want {
-				t.Fatalf("PixKeyOf(%q) = %+v, %v", c.key, got, err)
+				t.Fatalf("ParsePixKey(%q) = %+v, %v", c.key, got, err)
 			}
 		})
 	}
 	t.Run("a string of no key type is refused", func(t *testing.T) {
-		if _, err := application.SandboxReceiver("not a key", "Loja"); !errors.Is(err, application.ErrUnknownPixKeyType) {
+		if _, err := application.SandboxReceiver("not a key", "Loja"); !errors.Is(err, domain.ErrUnknownPixKeyType) {
 			t.Fatalf("err = %v", err)
 		}
 	})

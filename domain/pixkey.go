@@ -69,6 +69,21 @@ func NewPixKey(typ PixKeyType, key string) (PixKey, error) {
 	return PixKey{}, ErrInvalidPixKeyType
 }
 
+// ErrUnknownPixKeyType: a PIX key written without its type matches none of the key types.
+var ErrUnknownPixKeyType = errors.New("is not a CPF, CNPJ, e-mail, +55 phone or EVP (UUID) PIX key")
+
+// ParsePixKey finds the type of a PIX key written without one (PIXGATE_PIX_KEY), trying each
+// type's rule; the rules never overlap (a phone starts with +55, an EVP has dashes, a CPF has 11
+// characters and a CNPJ 14).
+func ParsePixKey(key string) (PixKey, error) {
+	for _, typ := range []PixKeyType{PixKeyEVP, PixKeyPhone, PixKeyEmail, PixKeyCPF, PixKeyCNPJ} {
+		if k, err := NewPixKey(typ, key); err == nil {
+			return k, nil
+		}
+	}
+	return PixKey{}, ErrUnknownPixKeyType
+}
+
 // HolderType tells an individual (PF) from a legal entity (PJ).
 type HolderType string
 
