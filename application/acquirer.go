@@ -2,6 +2,8 @@ package application
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -47,33 +49,44 @@ type NotificationOutcome string
 // apply; a store failure answers 503 (or 500) instead, and the acquirer's retry then finds the
 // entries applied before the failure "already_applied": nothing is lost or applied twice.
 //
-//   - applied: the payment moved the transaction PIX_QRCODE_GENERATED → PAID (amountPaid =
-//     valor, paymentDate = horario, endToEnd = endToEndId, feeAmount from the fee policy); a
-//     DEVOLVIDO refund moved it PROCESSING_REFUND → REFUNDED, or PROCESSING_INFRACTION →
-//     INFRACTION, with endToEndRefund = rtrId; a NAO_REALIZADO refund moved it
-//     PROCESSING_REFUND → PAID with errorMessage naming the motivo.
-//   - already_applied: the same notification was applied before (the transaction's endToEnd is
-//     this endToEndId; its endToEndRefund is this rtrId; or it is back in PAID with this
-//     motivo). Nothing changes: acquirers retry, and the answer is the same 200.
-//   - unknown_txid: the txid is not one of pixgate's charges (not derived from a transaction
-//     id, or no such transaction). Nothing changes; the money belongs to nobody pixgate knows.
-//   - amount_mismatch: valor differs from the charge's amount (a payment), or from the amount
-//     paid (a refund: pixgate refunds in full). Nothing changes: the transaction stays as it
-//     was (an unpaid charge expires as usual) and operations return the money.
-//   - invalid_transition: the transaction's status does not allow the move (a payment of an
-//     expired or failed charge, a second payment of a paid one with another endToEndId, a
-//     refund never asked for). Nothing changes; operations return or reconcile the money.
-//   - in_progress: a refund EM_PROCESSAMENTO. Nothing changes until its final status comes.
+// Payments:
+//   - applied: the payment moved the charge PIX_QRCODE_GENERATED → PAID (amountPaid = valor,
+//     paymentDate = horario, endToEnd = endToEndId, feeAmount from the fee policy).
+//   - already_applied: this endToEndId paid this charge before; nothing changes (acquirers
+//     retry, and the answer is the same 200).
+//   - unknown_txid: the txid is not one of pixgate's charges. Nothing changes.
+//   - amount_mismatch: valor differs from the amount of a charge awaiting payment. Nothing
+//     changes: the charge stays as it was (it expires as usual) and operations return the money.
+//   - duplicate_end_to_end: the endToEndId was applied to another charge already; an
+//     end-to-end id identifies one payment, once. Nothing changes.
+//   - late_payment_refunded: the charge was not awaiting a payment (expired, failed, paid under
+//     another endToEndId): the money is recorded in the suspense account and its full
+//     devolution to the payer is requested from the acquirer at once. The charge keeps its
+//     status.
+//
+// Devolutions (each `devolucoes` element, matched by its id: a refund's id, or the devolution
+// pixgate asked for a late payment):
+//   - applied: DEVOLVIDO completed the refund (REFUNDED when nothing is left to refund,
+//     otherwise back to PAID) or the MED refund (INFRACTION); NAO_REALIZADO failed the refund
+//     (back to PAID with errorMessage); for a late payment, the money left suspense.
+//   - already_applied: that result was recorded before.
+//   - in_progress: EM_PROCESSAMENTO. Nothing changes until its final status comes.
+//   - amount_mismatch: valor differs from the refund's amount. Nothing changes.
+//   - unknown_refund: no refund of this payment has this id.
+//   - invalid_transition: the refund already has the opposite final result. Nothing changes.
 //
 // Every result names the transaction's status after the entry (left out for unknown_txid) and,
 // except for applied and already_applied, a detail in words.
 const (
-	OutcomeApplied           NotificationOutcome = "applied"
-	OutcomeAlreadyApplied    NotificationOutcome = "already_applied"
-	OutcomeUnknownTxID       NotificationOutcome = "unknown_txid"
-	OutcomeAmountMismatch    NotificationOutcome = "amount_mismatch"
-	OutcomeInvalidTransition NotificationOutcome = "invalid_transition"
-	OutcomeInProgress        NotificationOutcome = "in_progress"
+	OutcomeApplied             NotificationOutcome = "applied"
+	OutcomeAlreadyApplied      NotificationOutcome = "already_applied"
+	OutcomeUnknownTxID         NotificationOutcome = "unknown_txid"
+	OutcomeAmountMismatch      NotificationOutcome = "amount_mismatch"
+	OutcomeInvalidTransition   NotificationOutcome = "invalid_transition"
+	OutcomeInProgress          NotificationOutcome = "in_progress"
+	OutcomeDuplicateEndToEnd   NotificationOutcome = "duplicate_end_to_end"
+	OutcomeLatePaymentRefunded NotificationOutcome = "late_payment_refunded"
+	OutcomeUnknownRefund       NotificationOutcome = "unknown_refund"
 )
 
 // PixNotificationResult is what became of one PixNotification.
@@ -93,24 +106,42 @@ type PixRefundResult struct {
 	Detail       string
 }
 
+// LatePayment is what operators are told of a payment that belonged to no charge: the claim,
+// the devolution asked for it, and the acquirer's answer (or why there is none).
+type LatePayment struct {
+	Claim      ports.PaymentClaim
+	Devolution ports.Devolution
+	Result     ports.DevolutionResult
+	Err        error
+}
+
 // ApplyPixNotifications applies the acquirer's callback: for each entry, the txid names the
-// transaction (whatever its account: the acquirer is not a merchant), the payment pays it and
-// each refund settles it, each through one version-checked update that decides, on the stored
-// transaction, whether the move was already made. Concurrent deliveries of one notification
-// therefore make one transition and one event.
+// transaction (whatever its account: the acquirer is not a merchant), the end-to-end id is
+// claimed once for ever in the ledger's payment registry, the payment pays the charge, and each
+// devolution settles its refund, each through one version-checked update that decides, on the
+// stored transaction, whether the move was already made. Concurrent deliveries of one
+// notification therefore make one transition, one event and one set of entries.
 type ApplyPixNotifications struct {
 	repo     ports.TransactionRepository
+	ledger   ports.Ledger
+	acquirer ports.Acquirer
 	txids    ports.TxIDDecoder
 	clock    ports.Clock
 	fee      domain.FeePolicy
 	receiver *domain.AccountHolder
+	late     func(LatePayment)
 }
 
 // NewApplyPixNotifications builds the use case. receiver, the gateway's receiving account
-// recorded on each payment, may be nil when it is not known.
-func NewApplyPixNotifications(repo ports.TransactionRepository, txids ports.TxIDDecoder, clock ports.Clock, fee domain.FeePolicy, receiver *domain.AccountHolder) *ApplyPixNotifications {
-	requirePorts("NewApplyPixNotifications", repo, txids, clock)
-	return &ApplyPixNotifications{repo: repo, txids: txids, clock: clock, fee: fee, receiver: receiver}
+// recorded on each payment, may be nil when it is not known. late is told of every late
+// payment (for a metric and a log line).
+func NewApplyPixNotifications(repo ports.TransactionRepository, ledger ports.Ledger, acquirer ports.Acquirer, txids ports.TxIDDecoder, clock ports.Clock, fee domain.FeePolicy, receiver *domain.AccountHolder, late func(LatePayment)) *ApplyPixNotifications {
+	requirePorts("NewApplyPixNotifications", repo, ledger, acquirer, txids, clock)
+	if late == nil {
+		panic("application.NewApplyPixNotifications: late is required")
+	}
+	return &ApplyPixNotifications{repo: repo, ledger: ledger, acquirer: acquirer, txids: txids, clock: clock,
+		fee: fee, receiver: receiver, late: late}
 }
 
 // skipped is how an update's closure reports an outcome that changes nothing.
@@ -149,20 +180,43 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 		return res, err
 	}
 
-	var status domain.TransactionStatus
-	res.Outcome, res.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) error { return uc.pay(t, n) })
+	claim, err := uc.ledger.ClaimPayment(ctx, ports.PaymentClaim{
+		EndToEndID: n.EndToEndID, TransactionID: t.ID(), AccountID: t.AccountID(), Amount: n.Amount,
+		CreatedAt: uc.clock.Now().UTC().Truncate(time.Millisecond),
+	})
+	if err != nil {
+		return res, err
+	}
+	status := t.Status()
+	switch {
+	case claim.TransactionID != t.ID():
+		res.Outcome, res.Detail = OutcomeDuplicateEndToEnd, "this endToEndId was applied to another charge"
+	case claim.Late:
+		res.Outcome, res.Detail, err = uc.latePayment(ctx, claim, t)
+	default:
+		res.Outcome, res.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) error { return uc.pay(t, n) })
+		if err == nil && res.Outcome == OutcomeLatePaymentRefunded {
+			claim.Late = true
+			res.Outcome, res.Detail, err = uc.latePayment(ctx, claim, t)
+		}
+	}
 	if err != nil {
 		return res, err
 	}
 	for _, r := range n.Refunds {
 		rr := PixRefundResult{ID: r.ID, ReturnID: r.ReturnID}
-		if r.Status == PixRefundInProgress {
-			rr.Outcome, rr.Detail = OutcomeInProgress, "the refund is in progress at the acquirer"
-		} else {
+		switch {
+		case res.Outcome == OutcomeDuplicateEndToEnd:
+			rr.Outcome, rr.Detail = OutcomeUnknownRefund, "this endToEndId belongs to another charge"
+		case r.Status == PixRefundInProgress:
+			rr.Outcome, rr.Detail = OutcomeInProgress, "the devolution is in progress at the acquirer"
+		case claim.Late:
+			rr.Outcome, rr.Detail, err = uc.lateReturn(ctx, claim, r)
+		default:
 			rr.Outcome, rr.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) error { return uc.refund(t, r) })
-			if err != nil {
-				return res, err
-			}
+		}
+		if err != nil {
+			return res, err
 		}
 		res.Refunds = append(res.Refunds, rr)
 	}
@@ -205,12 +259,11 @@ func (uc *ApplyPixNotifications) pay(t *domain.Transaction, n PixNotification) e
 	if t.EndToEnd() == n.EndToEndID {
 		return &skipped{outcome: OutcomeAlreadyApplied}
 	}
-	if t.Status() == domain.TxPixQRCodeGenerated && n.Amount != t.Amount() {
-		return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the charge's amount %s", n.Amount.Reais(), t.Amount().Reais())}
+	if t.Status() != domain.TxPixQRCodeGenerated {
+		return &skipped{OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status())}
 	}
-	if t.EndToEnd() != "" {
-		// A second payment of one charge: money to return, said in words.
-		return &skipped{OutcomeInvalidTransition, fmt.Sprintf("the transaction is %s, paid with another endToEndId (%s)", t.Status(), t.EndToEnd())}
+	if n.Amount != t.Amount() {
+		return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the charge's amount %s", n.Amount.Reais(), t.Amount().Reais())}
 	}
 	var receiver *domain.AccountHolder
 	if uc.receiver != nil {
@@ -223,6 +276,76 @@ func (uc *ApplyPixNotifications) pay(t *domain.Transaction, n PixNotification) e
 	}, uc.clock.Now())
 }
 
+// LateDevolutionID is the id of the devolution that returns the late payment endToEndID: 'L'
+// and 34 hexadecimal characters of its hash, 35 in all as API Pix allows.
+func LateDevolutionID(endToEndID string) string {
+	sum := sha256.Sum256([]byte(endToEndID))
+	return "L" + hex.EncodeToString(sum[:])[:34]
+}
+
+// latePayment records a payment that belongs to no charge in suspense (once, whatever the
+// retries) and asks the acquirer to send it back.
+func (uc *ApplyPixNotifications) latePayment(ctx context.Context, claim ports.PaymentClaim, t *domain.Transaction) (NotificationOutcome, string, error) {
+	if err := uc.ledger.MarkLate(ctx, claim.EndToEndID); err != nil {
+		return "", "", err
+	}
+	arrive, _ := domain.LatePaymentPostings(claim.EndToEndID, t.ID(), claim.Amount)
+	arrive.At = uc.clock.Now()
+	if err := uc.ledger.Post(ctx, arrive); err != nil {
+		return "", "", err
+	}
+	d := ports.Devolution{EndToEndID: claim.EndToEndID, ID: LateDevolutionID(claim.EndToEndID), Amount: claim.Amount,
+		Reason: "payment for a charge that was not awaiting it", Kind: ports.DevolutionLatePayment}
+	res, err := uc.acquirer.RequestDevolution(ctx, d)
+	uc.late(LatePayment{Claim: claim, Devolution: d, Result: res, Err: err})
+	if err == nil && res.Status == ports.DevolutionReturned {
+		if _, err := uc.returned(ctx, claim); err != nil {
+			return "", "", err
+		}
+	}
+	return OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment: devolution %s requested", t.Status(), d.ID), nil
+}
+
+// returned records that a late payment left suspense for its payer; false when it had before.
+func (uc *ApplyPixNotifications) returned(ctx context.Context, claim ports.PaymentClaim) (bool, error) {
+	_, leave := domain.LatePaymentPostings(claim.EndToEndID, claim.TransactionID, claim.Amount)
+	leave.At = uc.clock.Now()
+	var seen bool
+	err := uc.ledger.Scan(ctx, "", func(e domain.Entry) error {
+		if e.ID == leave.ID {
+			seen = true
+			return errStopScan
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopScan) {
+		return false, err
+	}
+	if seen {
+		return false, nil
+	}
+	return true, uc.ledger.Post(ctx, leave)
+}
+
+var errStopScan = errors.New("stop")
+
+// lateReturn applies a devolution the callback reports for a late payment.
+func (uc *ApplyPixNotifications) lateReturn(ctx context.Context, claim ports.PaymentClaim, r PixRefund) (NotificationOutcome, string, error) {
+	switch {
+	case r.ID != LateDevolutionID(claim.EndToEndID):
+		return OutcomeUnknownRefund, "no devolution of this payment has this id", nil
+	case r.Amount != claim.Amount:
+		return OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the late payment %s", r.Amount.Reais(), claim.Amount.Reais()), nil
+	case r.Status != PixRefundReturned:
+		return OutcomeInProgress, "the devolution was not made; it stays in suspense for operations", nil
+	}
+	fresh, err := uc.returned(ctx, claim)
+	if err != nil || !fresh {
+		return OutcomeAlreadyApplied, "", err
+	}
+	return OutcomeApplied, "", nil
+}
+
 func refundFailure(reason string) string {
 	if reason == "" {
 		return "the acquirer could not refund the payment"
@@ -232,25 +355,42 @@ func refundFailure(reason string) string {
 
 func (uc *ApplyPixNotifications) refund(t *domain.Transaction, r PixRefund) error {
 	now := uc.clock.Now()
-	switch r.Status {
-	case PixRefundReturned:
-		if (t.Status() == domain.TxRefunded || t.Status() == domain.TxInfraction) && t.EndToEndRefund() == r.ReturnID {
-			return &skipped{outcome: OutcomeAlreadyApplied}
+	var found *domain.Refund
+	for _, rf := range t.Refunds() {
+		if rf.ID == r.ID {
+			found = &rf
 		}
-		if paid := t.AmountPaid(); paid != nil && r.Amount != *paid &&
-			(t.Status() == domain.TxProcessingRefund || t.Status() == domain.TxProcessingInfraction) {
-			return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the amount paid %s; pixgate refunds in full", r.Amount.Reais(), paid.Reais())}
-		}
-		if t.Status() == domain.TxProcessingInfraction {
-			return t.CompleteInfraction(r.ReturnID, now)
-		}
-		return t.ConfirmRefund(r.ReturnID, now)
-	case PixRefundNotDone:
-		message := refundFailure(r.Reason)
-		if t.Status() == domain.TxPaid && t.ErrorMessage() == message {
-			return &skipped{outcome: OutcomeAlreadyApplied}
-		}
-		return t.FailRefund(message, now)
+	}
+	if found == nil {
+		return uc.medRefund(t, r, now)
+	}
+	if r.Amount != found.Amount {
+		return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the refund's amount %s", r.Amount.Reais(), found.Amount.Reais())}
+	}
+	switch {
+	case r.Status == PixRefundReturned && found.Status == domain.RefundRefunded,
+		r.Status == PixRefundNotDone && found.Status == domain.RefundFailed:
+		return &skipped{outcome: OutcomeAlreadyApplied}
+	case found.Status != domain.RefundProcessing:
+		return &skipped{OutcomeInvalidTransition, fmt.Sprintf("the refund is %s already", found.Status)}
+	case r.Status == PixRefundReturned:
+		return t.ConfirmRefund(found.ID, r.ReturnID, now)
+	case r.Status == PixRefundNotDone:
+		return t.FailRefund(found.ID, refundFailure(r.Reason), now)
 	}
 	return fmt.Errorf("refund %s: unknown status %q", r.ID, r.Status)
+}
+
+// medRefund applies a devolution pixgate did not ask for: the MED refund of an accepted
+// dispute, which the payer's bank starts.
+func (uc *ApplyPixNotifications) medRefund(t *domain.Transaction, r PixRefund, now time.Time) error {
+	switch {
+	case t.Status() == domain.TxInfraction && t.EndToEndRefund() == r.ReturnID:
+		return &skipped{outcome: OutcomeAlreadyApplied}
+	case t.Status() != domain.TxProcessingInfraction || r.Status != PixRefundReturned:
+		return &skipped{OutcomeUnknownRefund, "no refund of this payment has this id"}
+	case r.Amount != t.Disputed():
+		return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the disputed amount %s", r.Amount.Reais(), t.Disputed().Reais())}
+	}
+	return t.CompleteInfraction(r.ReturnID, now)
 }

@@ -10,11 +10,13 @@ import (
 
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
 )
 
 // lcAcquirer is the acquirer's side of an lcWorld.
 func (w *lcWorld) acquirer() *application.ApplyPixNotifications {
-	return application.NewApplyPixNotifications(w.repo, lcTxIDs{}, w.clock, w.fee, &w.receiver)
+	return application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, lcTxIDs{}, w.clock, w.fee, &w.receiver,
+		func(l application.LatePayment) { w.late = append(w.late, l) })
 }
 
 const (
@@ -30,6 +32,19 @@ func lcPayment(id string) application.PixNotification {
 func lcRefundNote(id string, status application.PixRefundStatus, amount domain.Cents) application.PixNotification {
 	n := lcPayment(id)
 	n.Refunds = []application.PixRefund{{ID: "devolucao1", ReturnID: lcRtrID, Amount: amount, Status: status, Reason: "saldo insuficiente"}}
+	return n
+}
+
+// naming gives n's devolution the id of the transaction's latest refund, and n the payment's
+// end-to-end id, as the acquirer would name them; a transaction without refunds keeps the
+// note's own.
+func (w *lcWorld) naming(id string, n application.PixNotification) application.PixNotification {
+	if tx := w.repo.stored(id); tx != nil && len(n.Refunds) > 0 {
+		if rs := tx.Refunds(); len(rs) > 0 {
+			n.Refunds[0].ID = rs[len(rs)-1].ID
+			n.EndToEndID = tx.EndToEnd() // the devolution of the payment that paid the charge
+		}
+	}
 	return n
 }
 
@@ -115,10 +130,10 @@ func TestAcquirerOutcomes(t *testing.T) {
 		{"a payment of another amount is not applied", at(domain.TxPixQRCodeGenerated),
 			func(id string) application.PixNotification { n := lcPayment(id); n.Amount = 12344; return n },
 			application.OutcomeAmountMismatch, "", domain.TxPixQRCodeGenerated, false, 0},
-		{"a payment of an expired charge is an invalid transition", at(domain.TxFailed), lcPayment,
-			application.OutcomeInvalidTransition, "", domain.TxFailed, false, 0},
-		{"a second payment with another endToEndId is an invalid transition", paidBy(lcOtherE2E), lcPayment,
-			application.OutcomeInvalidTransition, "", domain.TxPaid, false, 0},
+		{"a payment of an expired charge is a late payment, sent back", at(domain.TxFailed), lcPayment,
+			application.OutcomeLatePaymentRefunded, "", domain.TxFailed, false, 0},
+		{"a second payment with another endToEndId is a late payment, sent back", paidBy(lcOtherE2E), lcPayment,
+			application.OutcomeLatePaymentRefunded, "", domain.TxPaid, false, 0},
 		{"a txid that names no transaction is unknown", at(domain.TxPixQRCodeGenerated),
 			func(string) application.PixNotification { return lcPayment("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f") },
 			application.OutcomeUnknownTxID, "", "", false, 0},
@@ -140,7 +155,7 @@ func TestAcquirerOutcomes(t *testing.T) {
 			},
 			application.OutcomeAlreadyApplied, application.OutcomeApplied, domain.TxInfraction, true, 1},
 		{"the same refund again is already applied", paidBy(lcE2E, lcRefund, func(w *lcWorld, id string) error {
-			_, err := w.acquirer().Execute(context.Background(), []application.PixNotification{lcRefundNote(id, application.PixRefundReturned, 12345)})
+			_, err := w.acquirer().Execute(context.Background(), []application.PixNotification{w.naming(id, lcRefundNote(id, application.PixRefundReturned, 12345))})
 			return err
 		}),
 			func(id string) application.PixNotification {
@@ -152,18 +167,18 @@ func TestAcquirerOutcomes(t *testing.T) {
 				return lcRefundNote(id, application.PixRefundReturned, 100)
 			},
 			application.OutcomeAlreadyApplied, application.OutcomeAmountMismatch, domain.TxProcessingRefund, false, 0},
-		{"a refund nobody asked for is an invalid transition", paidBy(lcE2E),
+		{"a refund nobody asked for is unknown", paidBy(lcE2E),
 			func(id string) application.PixNotification {
 				return lcRefundNote(id, application.PixRefundReturned, 12345)
 			},
-			application.OutcomeAlreadyApplied, application.OutcomeInvalidTransition, domain.TxPaid, false, 0},
+			application.OutcomeAlreadyApplied, application.OutcomeUnknownRefund, domain.TxPaid, false, 0},
 		{"a refund not made (NAO_REALIZADO) brings PROCESSING_REFUND back to PAID", paidBy(lcE2E, lcRefund),
 			func(id string) application.PixNotification {
 				return lcRefundNote(id, application.PixRefundNotDone, 12345)
 			},
 			application.OutcomeAlreadyApplied, application.OutcomeApplied, domain.TxPaid, true, 1},
 		{"the same refund not made again is already applied", paidBy(lcE2E, lcRefund, func(w *lcWorld, id string) error {
-			_, err := w.acquirer().Execute(context.Background(), []application.PixNotification{lcRefundNote(id, application.PixRefundNotDone, 12345)})
+			_, err := w.acquirer().Execute(context.Background(), []application.PixNotification{w.naming(id, lcRefundNote(id, application.PixRefundNotDone, 12345))})
 			return err
 		}),
 			func(id string) application.PixNotification {
@@ -188,7 +203,7 @@ func TestAcquirerOutcomes(t *testing.T) {
 			before := w.repo.stored(id).Record()
 			events := len(w.repo.eventTypes(id))
 			w.clock.Advance(time.Second)
-			res := w.notify(t, c.note(id))[0]
+			res := w.notify(t, w.naming(id, c.note(id)))[0]
 			if res.Outcome != c.payment || res.Status != c.status {
 				t.Fatalf("payment: %s, status %q (%s); want %s, %q", res.Outcome, res.Status, res.Detail, c.payment, c.status)
 			}
@@ -223,16 +238,17 @@ func TestAcquirerOutcomes(t *testing.T) {
 func TestAcquirerRefundResultsCarryTheirFields(t *testing.T) {
 	w := newLcWorld(t)
 	id := w.reach(t, domain.TxProcessingRefund)
-	res := w.notify(t, lcRefundNote(id, application.PixRefundReturned, 12345))[0]
+	res := w.notify(t, w.naming(id, lcRefundNote(id, application.PixRefundReturned, 12345)))[0]
 	rr := res.Refunds[0]
-	if rr.ID != "devolucao1" || rr.ReturnID != lcRtrID || rr.Outcome != application.OutcomeApplied {
+	if refund := w.repo.stored(id).Refunds()[0]; rr.ID != refund.ID || rr.ReturnID != lcRtrID || rr.Outcome != application.OutcomeApplied ||
+		refund.Status != domain.RefundRefunded || refund.EndToEndRefund != lcRtrID {
 		t.Fatalf("refund result = %+v", rr)
 	}
 	if got := w.repo.stored(id).EndToEndRefund(); got != lcRtrID {
 		t.Fatalf("endToEndRefund = %q, want rtrId", got)
 	}
 	id = w.reach(t, domain.TxProcessingRefund)
-	w.notify(t, lcRefundNote(id, application.PixRefundNotDone, 12345))
+	w.notify(t, w.naming(id, lcRefundNote(id, application.PixRefundNotDone, 12345)))
 	if got := w.repo.stored(id).ErrorMessage(); got != "the acquirer could not refund the payment: saldo insuficiente" {
 		t.Fatalf("errorMessage = %q", got)
 	}
@@ -322,4 +338,73 @@ func TestAcquirerConcurrentDeliveriesOfOnePaymentPayOnce(t *testing.T) {
 		t.Fatalf("%d transaction.paid events, want 1", paid)
 	}
 	t.Logf("%d version conflicts were retried", w.repo.conflicts)
+}
+
+func TestAcquirerEndToEndIdPaysOneChargeOnce(t *testing.T) {
+	w := newLcWorld(t)
+	first, second := w.newTransaction(t), w.newTransaction(t)
+	if res := w.notify(t, lcPayment(first))[0]; res.Outcome != application.OutcomeApplied {
+		t.Fatalf("first payment: %+v", res)
+	}
+	res := w.notify(t, lcPayment(second))[0]
+	if res.Outcome != application.OutcomeDuplicateEndToEnd || res.Status != domain.TxPixQRCodeGenerated {
+		t.Fatalf("the same endToEndId on another charge: %+v, want duplicate_end_to_end and the charge unpaid", res)
+	}
+	if got := w.repo.stored(second); got.Status() != domain.TxPixQRCodeGenerated || got.EndToEnd() != "" {
+		t.Fatalf("the second charge is %s paid by %q, want it untouched", got.Status(), got.EndToEnd())
+	}
+}
+
+func TestAcquirerLatePaymentGoesToSuspenseAndBack(t *testing.T) {
+	w := newLcWorld(t)
+	id := w.reach(t, domain.TxFailed)
+	res := w.notify(t, lcPayment(id))[0]
+	if res.Outcome != application.OutcomeLatePaymentRefunded {
+		t.Fatalf("payment of an expired charge: %+v", res)
+	}
+	if len(w.devolver.asked) != 1 || w.devolver.asked[0].Kind != ports.DevolutionLatePayment ||
+		w.devolver.asked[0].Amount != 12345 || w.devolver.asked[0].EndToEndID != lcE2E ||
+		w.devolver.asked[0].ID != application.LateDevolutionID(lcE2E) {
+		t.Fatalf("devolutions asked: %+v, want the whole payment back", w.devolver.asked)
+	}
+	if len(w.late) != 1 || w.late[0].Claim.TransactionID != id {
+		t.Fatalf("operators were told %+v, want the late payment", w.late)
+	}
+	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment}) {
+		t.Fatalf("postings %v, want the arrival in suspense", got)
+	}
+	// The acquirer retries the callback: nothing is recorded twice.
+	if res := w.notify(t, lcPayment(id))[0]; res.Outcome != application.OutcomeLatePaymentRefunded {
+		t.Fatalf("the retry: %+v", res)
+	}
+	if got := w.ledger.postingTypes(); len(got) != 1 {
+		t.Fatalf("postings after a retry: %v", got)
+	}
+	// The devolution's result arrives: the money leaves suspense, once.
+	back := lcPayment(id)
+	back.Refunds = []application.PixRefund{{ID: application.LateDevolutionID(lcE2E), ReturnID: lcRtrID, Amount: 12345, Status: application.PixRefundReturned}}
+	for i, want := range []application.NotificationOutcome{application.OutcomeApplied, application.OutcomeAlreadyApplied} {
+		res := w.notify(t, back)[0]
+		if len(res.Refunds) != 1 || res.Refunds[0].Outcome != want {
+			t.Fatalf("devolution result %d: %+v, want %s", i, res.Refunds, want)
+		}
+	}
+	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
+		t.Fatalf("postings %v, want the arrival and the return", got)
+	}
+	if got := w.repo.stored(id); got.Status() != domain.TxFailed {
+		t.Fatalf("the charge is %s, want it FAILED still", got.Status())
+	}
+}
+
+func TestAcquirerLatePaymentReturnedAtOnce(t *testing.T) {
+	w := newLcWorld(t)
+	w.devolver.answer = ports.DevolutionResult{Status: ports.DevolutionReturned, ReturnID: lcRtrID}
+	id := w.reach(t, domain.TxFailed)
+	if res := w.notify(t, lcPayment(id))[0]; res.Outcome != application.OutcomeLatePaymentRefunded {
+		t.Fatalf("payment of an expired charge: %+v", res)
+	}
+	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
+		t.Fatalf("postings %v, want the arrival and the return", got)
+	}
 }

@@ -254,3 +254,91 @@ func (r *lcRepo) eventTypes(id string) []string {
 	}
 	return out
 }
+
+// lcLedger is the ledger's payment registry and the service's own postings, in memory; the
+// merchants' entries are the store's business, which these use-case tests leave to the
+// conformance suite.
+type lcLedger struct {
+	ports.Ledger // the methods these tests never reach
+	mu           sync.Mutex
+	claims       map[string]ports.PaymentClaim
+	posted       []domain.Posting
+}
+
+func newLcLedger() *lcLedger { return &lcLedger{claims: map[string]ports.PaymentClaim{}} }
+
+func (l *lcLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if prior, ok := l.claims[c.EndToEndID]; ok {
+		return prior, nil
+	}
+	l.claims[c.EndToEndID] = c
+	return c, nil
+}
+
+func (l *lcLedger) MarkLate(_ context.Context, e2e string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.claims[e2e]
+	if !ok {
+		return domain.ErrNotFound
+	}
+	c.Late = true
+	l.claims[e2e] = c
+	return nil
+}
+
+func (l *lcLedger) Post(_ context.Context, postings ...domain.Posting) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range postings {
+		if !slices.ContainsFunc(l.posted, func(q domain.Posting) bool { return q.ID == p.ID }) {
+			l.posted = append(l.posted, p)
+		}
+	}
+	return nil
+}
+
+func (l *lcLedger) Scan(_ context.Context, account string, fn func(domain.Entry) error) error {
+	l.mu.Lock()
+	posted := slices.Clone(l.posted)
+	l.mu.Unlock()
+	for i, p := range posted {
+		if p.AccountID == account {
+			if err := fn(domain.Entry{Posting: p, Seq: int64(i + 1)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (l *lcLedger) postingTypes() []domain.MovementType {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []domain.MovementType
+	for _, p := range l.posted {
+		out = append(out, p.Type)
+	}
+	return out
+}
+
+// lcAcquirer records the devolutions asked for and answers with answer (in progress by
+// default).
+type lcAcquirer struct {
+	mu     sync.Mutex
+	asked  []ports.Devolution
+	answer ports.DevolutionResult
+	err    error
+}
+
+func (a *lcAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, d)
+	if a.answer.Status == "" {
+		return ports.DevolutionResult{Status: ports.DevolutionInProgress}, a.err
+	}
+	return a.answer, a.err
+}

@@ -141,14 +141,19 @@ func (uc *RejectSandboxDispute) Execute(ctx context.Context, p domain.Principal,
 	return uc.step.execute(ctx, p, id)
 }
 
-// FailSandboxRefund makes a refund in progress fail, as an acquirer that could not return the
-// money would: PROCESSING_REFUND → PAID with an errorMessage.
+// FailSandboxRefund makes the refund in progress fail, as an acquirer that could not return the
+// money would: PROCESSING_REFUND → PAID with an errorMessage, the refund FAILED and its amount
+// back in the available balance.
 type FailSandboxRefund struct{ step sandboxStep }
 
 // NewFailSandboxRefund builds the use case.
 func NewFailSandboxRefund(repo ports.TransactionRepository, clock ports.Clock) *FailSandboxRefund {
 	return &FailSandboxRefund{newSandboxStep("NewFailSandboxRefund", repo, clock, func(t *domain.Transaction, now time.Time) error {
-		return t.FailRefund(sandboxRefundError, now)
+		r, ok := t.RefundInProgress()
+		if !ok {
+			return &domain.InvalidTransitionError{Resource: string(domain.ResourceTransaction), From: string(t.Status()), To: string(domain.TxPaid)}
+		}
+		return t.FailRefund(r.ID, sandboxRefundError, now)
 	})}
 }
 
@@ -226,5 +231,9 @@ func (uc *SettleSandbox) settle(t *domain.Transaction, listed domain.Transaction
 	if listed == domain.TxProcessingInfraction {
 		return t.CompleteInfraction(e2e, now)
 	}
-	return t.ConfirmRefund(e2e, now)
+	r, ok := t.RefundInProgress()
+	if !ok {
+		return &domain.InvalidTransitionError{Resource: string(domain.ResourceTransaction), From: string(t.Status()), To: string(domain.TxRefunded)}
+	}
+	return t.ConfirmRefund(r.ID, e2e, now)
 }

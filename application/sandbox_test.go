@@ -31,6 +31,9 @@ type lcWorld struct {
 	merchant domain.Principal
 	fee      domain.FeePolicy
 	receiver domain.AccountHolder
+	ledger   *lcLedger
+	devolver *lcAcquirer
+	late     []application.LatePayment
 
 	create *application.CreateTransaction
 	refund *application.RefundTransaction
@@ -54,9 +57,10 @@ func newLcWorld(t testing.TB) *lcWorld {
 		merchant: domain.Principal{AccountID: "acct-lc-1", Scopes: domain.AllScopes()},
 		fee:      domain.FeePolicy{FixedCents: 10, BasisPoints: 99},
 		receiver: receiver,
+		ledger:   newLcLedger(), devolver: &lcAcquirer{},
 	}
 	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &lcIDs{}, w.clock)
-	w.refund = application.NewRefundTransaction(w.repo, w.clock)
+	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &lcIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
 	w.expire = application.NewExpireTransactions(w.repo, w.clock)
 	w.pay = application.NewPaySandboxTransaction(w.repo, w.clock, w.fee, receiver)
 	w.open = application.NewOpenSandboxDispute(w.repo, w.clock)
@@ -98,7 +102,7 @@ var (
 		return err
 	}
 	lcRefund = func(w *lcWorld, id string) error {
-		_, err := w.refund.Execute(context.Background(), w.merchant, id)
+		_, err := w.refund.Execute(context.Background(), w.merchant, id, application.RefundInput{})
 		return err
 	}
 	lcOpen = func(w *lcWorld, id string) error {
@@ -572,16 +576,25 @@ func TestParsePixKeyFindsTheKeyType(t *testing.T) {
 func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
 	repo, clock := newLcRepo(), newLcClock(lcStart)
 	for name, build := range map[string]func(){
-		"pay without a repository":           func() { application.NewPaySandboxTransaction(nil, clock, domain.FeePolicy{}, domain.AccountHolder{}) },
-		"med/open without a clock":           func() { application.NewOpenSandboxDispute(repo, nil) },
-		"med/accept without a repository":    func() { application.NewAcceptSandboxDispute(nil, clock) },
-		"med/reject without a clock":         func() { application.NewRejectSandboxDispute(repo, nil) },
-		"refund/fail without a repository":   func() { application.NewFailSandboxRefund(nil, clock) },
-		"settle without a clock":             func() { application.NewSettleSandbox(repo, nil, "SANDBOX", 0) },
-		"settle without an acquirer":         func() { application.NewSettleSandbox(repo, clock, "", 0) },
-		"notifications without a decoder":    func() { application.NewApplyPixNotifications(repo, nil, clock, domain.FeePolicy{}, nil) },
-		"notifications without a clock":      func() { application.NewApplyPixNotifications(repo, lcTxIDs{}, nil, domain.FeePolicy{}, nil) },
-		"notifications without a repository": func() { application.NewApplyPixNotifications(nil, lcTxIDs{}, clock, domain.FeePolicy{}, nil) },
+		"pay without a repository":         func() { application.NewPaySandboxTransaction(nil, clock, domain.FeePolicy{}, domain.AccountHolder{}) },
+		"med/open without a clock":         func() { application.NewOpenSandboxDispute(repo, nil) },
+		"med/accept without a repository":  func() { application.NewAcceptSandboxDispute(nil, clock) },
+		"med/reject without a clock":       func() { application.NewRejectSandboxDispute(repo, nil) },
+		"refund/fail without a repository": func() { application.NewFailSandboxRefund(nil, clock) },
+		"settle without a clock":           func() { application.NewSettleSandbox(repo, nil, "SANDBOX", 0) },
+		"settle without an acquirer":       func() { application.NewSettleSandbox(repo, clock, "", 0) },
+		"notifications without a decoder": func() {
+			application.NewApplyPixNotifications(repo, newLcLedger(), &lcAcquirer{}, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+		},
+		"notifications without a clock": func() {
+			application.NewApplyPixNotifications(repo, newLcLedger(), &lcAcquirer{}, lcTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+		},
+		"notifications without a repository": func() {
+			application.NewApplyPixNotifications(nil, newLcLedger(), &lcAcquirer{}, lcTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+		},
+		"notifications without a ledger": func() {
+			application.NewApplyPixNotifications(repo, nil, &lcAcquirer{}, lcTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+		},
 	} {
 		t.Run(name+" panics", func(t *testing.T) {
 			defer func() {

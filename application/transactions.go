@@ -3,6 +3,8 @@ package application
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -163,22 +165,145 @@ func (uc *ListTransactions) Execute(ctx context.Context, p domain.Principal, f p
 	}, nil
 }
 
-// RefundTransaction asks for the full refund of a paid transaction: PAID → PROCESSING_REFUND.
-// The acquirer (or the sandbox, by itself) confirms it later.
+// RefundInput is a validated refund request.
+type RefundInput struct {
+	Amount domain.Cents // 0: everything still refundable
+	Reason string
+	// IdempotencyKey is the merchant's key, empty when none was sent; keys are scoped to the
+	// transaction.
+	IdempotencyKey string
+	// Fingerprint identifies the request's content, so that a reused key can be told from a
+	// retry.
+	Fingerprint string
+}
+
+// RefundOutcome is the transaction after a refund request, and whether the answer is the
+// replay of an earlier request with the same idempotency key.
+type RefundOutcome struct {
+	Transaction *domain.Transaction
+	Replayed    bool
+}
+
+// RefundTransaction refunds a paid transaction, in full or in part: PAID → PROCESSING_REFUND,
+// with the amount moved from the merchant's available balance to its blocked one in the same
+// atomic step as the status change (domain.ErrInsufficientBalance, nothing changed, when
+// available does not cover it). The refund's id goes to the acquirer as the devolution id; the
+// acquirer's answer, now or later through its callback, completes or fails it.
+//
+// The idempotency key is checked first: the same key with the same request answers the
+// transaction as it stood right after that refund was requested, whatever happened since
+// (Replayed); with another request, ErrIdempotencyKeyReused.
 type RefundTransaction struct {
-	repo  ports.TransactionRepository
-	clock ports.Clock
+	repo     ports.TransactionRepository
+	acquirer ports.Acquirer
+	ids      ports.IDGenerator
+	clock    ports.Clock
+	report   func(error)
 }
 
-// NewRefundTransaction builds the use case.
-func NewRefundTransaction(repo ports.TransactionRepository, clock ports.Clock) *RefundTransaction {
-	requirePorts("NewRefundTransaction", repo, clock)
-	return &RefundTransaction{repo: repo, clock: clock}
+// NewRefundTransaction builds the use case. report receives the acquirer's failures, which do
+// not fail the request: the refund is stored and its outcome comes by callback.
+func NewRefundTransaction(repo ports.TransactionRepository, acquirer ports.Acquirer, ids ports.IDGenerator, clock ports.Clock, report func(error)) *RefundTransaction {
+	requirePorts("NewRefundTransaction", repo, acquirer, ids, clock)
+	if report == nil {
+		panic("application.NewRefundTransaction: report is required")
+	}
+	return &RefundTransaction{repo: repo, acquirer: acquirer, ids: ids, clock: clock, report: report}
 }
 
-// Execute starts the refund; any status but PAID answers a domain.InvalidTransitionError.
-func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id string) (*domain.Transaction, error) {
-	return uc.repo.Update(ctx, p.AccountID, id, func(t *domain.Transaction) error {
-		return t.RequestRefund(uc.clock.Now())
+// Execute starts the refund of the caller's transaction id.
+func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id string, in RefundInput) (RefundOutcome, error) {
+	if in.IdempotencyKey != "" {
+		t, err := uc.repo.Get(ctx, p.AccountID, id)
+		if err != nil {
+			return RefundOutcome{}, err
+		}
+		if out, found, err := replayRefund(t, in); found {
+			return out, err
+		}
+	}
+	req := domain.RefundRequest{
+		ID: refundID(uc.ids.NewID()), Amount: in.Amount, Reason: in.Reason,
+		Idempotency: domain.Idempotency{Key: in.IdempotencyKey, Fingerprint: in.Fingerprint},
+	}
+	var replayed *RefundOutcome
+	var replayErr error
+	t, err := uc.repo.Update(ctx, p.AccountID, id, func(t *domain.Transaction) error {
+		replayed = nil
+		if out, found, err := replayRefund(t, in); found {
+			// A concurrent request with the same key got in first.
+			replayed, replayErr = &out, err
+			return errReplayed
+		}
+		return t.RequestRefund(req, uc.clock.Now())
 	})
+	if replayed != nil && errors.Is(err, errReplayed) {
+		return *replayed, replayErr
+	}
+	if err != nil {
+		return RefundOutcome{}, err
+	}
+	answer, _ := t.AsRefundRequested(req.ID)
+	uc.send(ctx, t, req.ID)
+	if answer == nil {
+		answer = t
+	}
+	return RefundOutcome{Transaction: answer}, nil
 }
+
+// errReplayed stops an update whose request turned out to be a replay.
+var errReplayed = errors.New("replayed")
+
+func replayRefund(t *domain.Transaction, in RefundInput) (RefundOutcome, bool, error) {
+	prior, ok := t.RefundByIdempotencyKey(in.IdempotencyKey)
+	if !ok {
+		return RefundOutcome{}, false, nil
+	}
+	if prior.Idempotency.Fingerprint != in.Fingerprint {
+		return RefundOutcome{}, true, ErrIdempotencyKeyReused
+	}
+	then, ok := t.AsRefundRequested(prior.ID)
+	if !ok {
+		then = t
+	}
+	return RefundOutcome{Transaction: then, Replayed: true}, true, nil
+}
+
+// send asks the acquirer for the devolution of the stored refund id, and applies an answer
+// that is already final.
+func (uc *RefundTransaction) send(ctx context.Context, t *domain.Transaction, refundID string) {
+	var amount domain.Cents
+	var reason string
+	for _, r := range t.Refunds() {
+		if r.ID == refundID {
+			amount, reason = r.Amount, r.Reason
+		}
+	}
+	res, err := uc.acquirer.RequestDevolution(ctx, ports.Devolution{
+		EndToEndID: t.EndToEnd(), ID: refundID, Amount: amount, Reason: reason, Kind: ports.DevolutionRefund,
+	})
+	if err != nil {
+		uc.report(fmt.Errorf("refund %s of transaction %s: requesting the devolution: %w", refundID, t.ID(), err))
+		return
+	}
+	if res.Status == ports.DevolutionInProgress {
+		return
+	}
+	_, err = uc.repo.Update(ctx, t.AccountID(), t.ID(), func(t *domain.Transaction) error {
+		return settleRefund(t, refundID, res, uc.clock.Now())
+	})
+	if err != nil && !errors.Is(err, domain.ErrInvalidTransition) {
+		uc.report(fmt.Errorf("refund %s of transaction %s: applying the acquirer's answer: %w", refundID, t.ID(), err))
+	}
+}
+
+// settleRefund applies a final answer of the acquirer to refund id.
+func settleRefund(t *domain.Transaction, id string, res ports.DevolutionResult, now time.Time) error {
+	if res.Status == ports.DevolutionReturned {
+		return t.ConfirmRefund(id, res.ReturnID, now)
+	}
+	return t.FailRefund(id, refundFailure(res.Reason), now)
+}
+
+// refundID turns a UUID into a devolution id: 32 characters [0-9a-f], within API Pix's 35.
+func refundID(uuid string) string { return strings.ReplaceAll(uuid, "-", "") }

@@ -104,12 +104,7 @@ func (uc *CreateWithdrawal) Execute(ctx context.Context, p domain.Principal, in 
 		}
 	}
 
-	err = uc.repo.CreateReserving(ctx, w, func(b domain.Balance) error {
-		if b.Available < w.Total() {
-			return fmt.Errorf("%w: %d cents available, %d asked with the fee", domain.ErrInsufficientBalance, b.Available, w.Total())
-		}
-		return nil
-	})
+	err = uc.repo.Create(ctx, w)
 	if err != nil && in.IdempotencyKey != "" &&
 		(errors.Is(err, ports.ErrDuplicate) || errors.Is(err, domain.ErrInsufficientBalance)) {
 		// Another request with the same key won the race (and may have spent the balance this
@@ -150,19 +145,19 @@ func (uc *GetWithdrawal) Execute(ctx context.Context, p domain.Principal, id str
 	return uc.repo.Get(ctx, p.AccountID, id)
 }
 
-// GetBalance tells what the caller's account holds: available, blocked and pending cents, as
-// the store derives them from its transactions and withdrawals.
-type GetBalance struct{ repo ports.WithdrawalRepository }
+// GetBalance tells what the caller's account holds: available and blocked cents as its ledger
+// keeps them, and the pending amount of its charges awaiting payment.
+type GetBalance struct{ ledger ports.Ledger }
 
 // NewGetBalance builds the use case.
-func NewGetBalance(repo ports.WithdrawalRepository) *GetBalance {
-	requirePorts("NewGetBalance", repo)
-	return &GetBalance{repo: repo}
+func NewGetBalance(ledger ports.Ledger) *GetBalance {
+	requirePorts("NewGetBalance", ledger)
+	return &GetBalance{ledger: ledger}
 }
 
 // Execute returns the caller's balance; an account that never sold anything has zero.
 func (uc *GetBalance) Execute(ctx context.Context, p domain.Principal) (domain.Balance, error) {
-	return uc.repo.Balance(ctx, p.AccountID)
+	return uc.ledger.Balance(ctx, p.AccountID)
 }
 
 // CancelWithdrawal withdraws a request before processing started: PENDING → CANCELED, which

@@ -57,13 +57,14 @@ type wdRepo struct {
 	base     map[string]domain.Balance
 	byID     map[string]domain.WithdrawalRecord
 	events   []domain.Event
-	beforeCR func(r *wdRepo) // runs under no lock just before CreateReserving takes it
+	beforeCR func(r *wdRepo)                 // runs under no lock just before Create takes it
+	ledger   map[string]domain.LedgerBalance // what the postings of stored withdrawals moved
 	// balanceFirst checks the balance before the idempotency key, as a store may.
 	balanceFirst bool
 }
 
 func newWdRepo() *wdRepo {
-	return &wdRepo{base: map[string]domain.Balance{}, byID: map[string]domain.WithdrawalRecord{}}
+	return &wdRepo{base: map[string]domain.Balance{}, byID: map[string]domain.WithdrawalRecord{}, ledger: map[string]domain.LedgerBalance{}}
 }
 
 var _ ports.WithdrawalRepository = (*wdRepo)(nil)
@@ -77,30 +78,44 @@ func (r *wdRepo) fund(accountID string, available domain.Cents) {
 }
 
 func (r *wdRepo) balanceLocked(accountID string) domain.Balance {
-	var totals domain.BalanceTotals
-	for _, rec := range r.byID {
-		if rec.AccountID == accountID {
-			totals.AddWithdrawal(domain.UnmarshalWithdrawalFromDatabase(rec))
-		}
-	}
-	b, base := totals.Balance(), r.base[accountID]
-	b.Available += base.Available
-	b.Blocked += base.Blocked
-	b.Pending += base.Pending
+	b, l := r.base[accountID], r.ledger[accountID]
+	b.Available += l.Available
+	b.Blocked += l.Blocked
 	return b
 }
 
-func (r *wdRepo) CreateReserving(ctx context.Context, w *domain.Withdrawal, check func(domain.Balance) error) error {
+// postLocked applies postings to the accounts' balances, all or nothing, as a store's ledger
+// does: a checked posting the available balance does not cover refuses them all.
+func (r *wdRepo) postLocked(postings []domain.Posting) error {
+	next := map[string]domain.LedgerBalance{}
+	for _, p := range postings {
+		cur, ok := next[p.AccountID]
+		if !ok {
+			b := r.balanceLocked(p.AccountID)
+			cur = domain.LedgerBalance{Available: b.Available, Blocked: b.Blocked}
+		}
+		after, err := cur.Apply(p)
+		if err != nil {
+			return err
+		}
+		next[p.AccountID] = after
+	}
+	for account, after := range next {
+		base := r.base[account]
+		r.ledger[account] = domain.LedgerBalance{Available: after.Available - base.Available, Blocked: after.Blocked - base.Blocked}
+	}
+	return nil
+}
+
+func (r *wdRepo) Create(ctx context.Context, w *domain.Withdrawal) error {
 	if hook := r.beforeCR; hook != nil {
 		hook(r)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := w.Record()
-	if r.balanceFirst {
-		if err := check(r.balanceLocked(rec.AccountID)); err != nil {
-			return err
-		}
+	if r.balanceFirst && r.balanceLocked(rec.AccountID).Available < w.Total() {
+		return domain.ErrInsufficientBalance
 	}
 	if _, ok := r.byID[rec.ID]; ok {
 		return ports.ErrDuplicate
@@ -110,7 +125,7 @@ func (r *wdRepo) CreateReserving(ctx context.Context, w *domain.Withdrawal, chec
 			return fmt.Errorf("key: %w", ports.ErrDuplicate)
 		}
 	}
-	if err := check(r.balanceLocked(rec.AccountID)); err != nil {
+	if err := r.postLocked(w.Postings()); err != nil {
 		return err
 	}
 	rec.Version = 1
@@ -153,6 +168,9 @@ func (r *wdRepo) Update(ctx context.Context, accountID, id string, fn func(*doma
 	if err := fn(w); err != nil {
 		return nil, err
 	}
+	if err := r.postLocked(w.Postings()); err != nil {
+		return nil, err
+	}
 	next := w.Record()
 	next.Version = rec.Version + 1
 	r.byID[id] = next
@@ -173,10 +191,31 @@ func (r *wdRepo) ListByStatus(ctx context.Context, status domain.WithdrawalStatu
 	return out[:min(limit, len(out))], nil
 }
 
-func (r *wdRepo) Balance(ctx context.Context, accountID string) (domain.Balance, error) {
+func (r *wdRepo) ListByAccount(ctx context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.balanceLocked(accountID), nil
+	var out []*domain.Withdrawal
+	for _, rec := range r.byID {
+		if rec.AccountID == accountID {
+			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
+		}
+	}
+	slices.SortFunc(out, func(a, b *domain.Withdrawal) int { return a.CreatedAt().Compare(b.CreatedAt()) })
+	from := min(len(out), (p.Number-1)*p.Size)
+	return out[from:min(len(out), from+p.Size)], nil
+}
+
+// wdLedger is the fake's balance as a ports.Ledger; the use cases under test read the balance
+// only, and any other method panics (the nil embedded interface).
+type wdLedger struct {
+	ports.Ledger
+	repo *wdRepo
+}
+
+func (l wdLedger) Balance(ctx context.Context, accountID string) (domain.Balance, error) {
+	l.repo.mu.Lock()
+	defer l.repo.mu.Unlock()
+	return l.repo.balanceLocked(accountID), nil
 }
 
 func (r *wdRepo) stored() int {
@@ -246,7 +285,7 @@ func (f *wdFixture) mustCreate(t *testing.T, in application.CreateWithdrawalInpu
 
 func (f *wdFixture) available(t *testing.T) domain.Cents {
 	t.Helper()
-	b, err := application.NewGetBalance(f.repo).Execute(context.Background(), f.caller)
+	b, err := application.NewGetBalance(wdLedger{repo: f.repo}).Execute(context.Background(), f.caller)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,24 @@ const (
 	ScopeTransactionWrite Scope = "transaction:write"
 	ScopeWithdrawalRead   Scope = "withdrawal:read"
 	ScopeWithdrawalWrite  Scope = "withdrawal:write"
+	// ScopeBalanceRead reads the balance and the ledger's statement.
+	ScopeBalanceRead Scope = "balance:read"
 )
 
 // AllScopes lists every scope in its canonical order.
 func AllScopes() []Scope {
-	return []Scope{ScopeTransactionRead, ScopeTransactionWrite, ScopeWithdrawalRead, ScopeWithdrawalWrite}
+	return []Scope{ScopeTransactionRead, ScopeTransactionWrite, ScopeWithdrawalRead, ScopeWithdrawalWrite, ScopeBalanceRead}
+}
+
+// UpgradeLegacyScopes gives an account stored before balance:read existed what it could do
+// then: the balance was read with transaction:read, so such an account gets balance:read too.
+// Storage adapters call it only for records written before the scope existed, so that nobody
+// is locked out by the upgrade.
+func UpgradeLegacyScopes(scopes []Scope) []Scope {
+	if slices.Contains(scopes, ScopeTransactionRead) && !slices.Contains(scopes, ScopeBalanceRead) {
+		return append(slices.Clone(scopes), ScopeBalanceRead)
+	}
+	return scopes
 }
 
 // ParseScope accepts exactly one of AllScopes.

@@ -40,7 +40,7 @@ func TestParseScopes(t *testing.T) {
 			[]domain.Scope{domain.ScopeTransactionRead, domain.ScopeTransactionWrite}},
 		{"a repeated scope is kept once", "transaction:read,transaction:read,withdrawal:read",
 			[]domain.Scope{domain.ScopeTransactionRead, domain.ScopeWithdrawalRead}},
-		{"every scope is read", "transaction:read,transaction:write,withdrawal:read,withdrawal:write", domain.AllScopes()},
+		{"every scope is read", "transaction:read,transaction:write,withdrawal:read,withdrawal:write,balance:read", domain.AllScopes()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := domain.ParseScopes(c.in)
@@ -65,7 +65,7 @@ func TestParseScopes(t *testing.T) {
 }
 
 func TestJoinScopes(t *testing.T) {
-	if got := domain.JoinScopes(domain.AllScopes()); got != "transaction:read,transaction:write,withdrawal:read,withdrawal:write" {
+	if got := domain.JoinScopes(domain.AllScopes()); got != "transaction:read,transaction:write,withdrawal:read,withdrawal:write,balance:read" {
 		t.Fatalf("JoinScopes(AllScopes()) = %q", got)
 	}
 	if got := domain.JoinScopes(nil); got != "" {
@@ -234,5 +234,25 @@ func TestCredentialAndPrincipal(t *testing.T) {
 	p := domain.Principal{AccountID: "acc-1", ClientID: "cli-1", Scopes: []domain.Scope{domain.ScopeWithdrawalRead}}
 	if !p.HasScope(domain.ScopeWithdrawalRead) || p.HasScope(domain.ScopeWithdrawalWrite) {
 		t.Fatalf("Principal.HasScope with %v", p.Scopes)
+	}
+}
+
+func TestUpgradeLegacyScopes(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		in, want []domain.Scope
+	}{
+		{"a reader of transactions read the balance before: it keeps reading it",
+			[]domain.Scope{domain.ScopeTransactionRead}, []domain.Scope{domain.ScopeTransactionRead, domain.ScopeBalanceRead}},
+		{"an account without transaction:read never read the balance and does not start to",
+			[]domain.Scope{domain.ScopeWithdrawalWrite}, []domain.Scope{domain.ScopeWithdrawalWrite}},
+		{"an account with balance:read already is left as it is",
+			[]domain.Scope{domain.ScopeTransactionRead, domain.ScopeBalanceRead}, []domain.Scope{domain.ScopeTransactionRead, domain.ScopeBalanceRead}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := domain.UpgradeLegacyScopes(c.in); !slices.Equal(got, c.want) {
+				t.Fatalf("UpgradeLegacyScopes(%v) = %v, want %v", c.in, got, c.want)
+			}
+		})
 	}
 }

@@ -13,6 +13,8 @@ type ResourceKind string
 const (
 	ResourceTransaction ResourceKind = "transaction"
 	ResourceWithdrawal  ResourceKind = "withdrawal"
+	// ResourceAccount is a merchant account itself: the resource of its opening balance.
+	ResourceAccount ResourceKind = "account"
 )
 
 // Event is raised by a transition into a status after PENDING, for a resource that has a

@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -151,13 +152,13 @@ var txTriggers = []txTrigger{
 		return tx.Expire(expireAt(tx, now))
 	}},
 	{"RequestRefund", domain.TxPaid, domain.TxProcessingRefund, func(tx *domain.Transaction, now time.Time) error {
-		return tx.RequestRefund(now)
+		return tx.RequestRefund(nextRefund(tx), now)
 	}},
 	{"ConfirmRefund", domain.TxProcessingRefund, domain.TxRefunded, func(tx *domain.Transaction, now time.Time) error {
-		return tx.ConfirmRefund("D99999999202611221119refund00001", now)
+		return tx.ConfirmRefund(inProgress(tx), "D99999999202611221119refund00001", now)
 	}},
 	{"FailRefund", domain.TxProcessingRefund, domain.TxPaid, func(tx *domain.Transaction, now time.Time) error {
-		return tx.FailRefund("acquirer refused the refund", now)
+		return tx.FailRefund(inProgress(tx), "acquirer refused the refund", now)
 	}},
 	{"OpenDispute", domain.TxPaid, domain.TxBlocked, func(tx *domain.Transaction, now time.Time) error {
 		return tx.OpenDispute(now)
@@ -409,4 +410,17 @@ func checkHistory[S ~string](t testing.TB, h []domain.StatusEntry[S], createdAt,
 	if want := updatedAt.Sub(createdAt).Milliseconds(); sum != want {
 		t.Fatalf("durations add up to %d ms, want UpdatedAt-CreatedAt = %d ms", sum, want)
 	}
+}
+
+// nextRefund asks for everything still refundable under a fresh refund id.
+func nextRefund(tx *domain.Transaction) domain.RefundRequest {
+	return domain.RefundRequest{ID: fmt.Sprintf("R%d", len(tx.Refunds())+1)}
+}
+
+// inProgress is the id of the refund being processed ("none" when there is none).
+func inProgress(tx *domain.Transaction) string {
+	if r, ok := tx.RefundInProgress(); ok {
+		return r.ID
+	}
+	return "none"
 }

@@ -161,8 +161,10 @@ type Transaction struct {
 	payer          *AccountHolder
 	receiver       *AccountHolder
 	feeAmount      *Cents
+	refunds        []Refund
 	version        int64
 	events         []Event
+	postings       []Posting
 }
 
 // ErrInvalidOrder reports an order that breaks an invariant of the domain.
@@ -218,6 +220,7 @@ type TransactionRecord struct {
 	EndToEndRefund          string
 	Payer, Receiver         *AccountHolder
 	FeeAmount               *Cents
+	Refunds                 []Refund // oldest first
 	Version                 int64
 }
 
@@ -230,7 +233,7 @@ func UnmarshalTransactionFromDatabase(r TransactionRecord) *Transaction {
 		history: slices.Clone(r.History), pix: r.Pix, amountPaid: r.AmountPaid, paymentDate: r.PaymentDate,
 		infractionDate: r.InfractionDate, errorMessage: r.ErrorMessage, endToEnd: r.EndToEnd,
 		endToEndRefund: r.EndToEndRefund, payer: r.Payer, receiver: r.Receiver,
-		feeAmount: r.FeeAmount, version: r.Version,
+		feeAmount: r.FeeAmount, refunds: slices.Clone(r.Refunds), version: r.Version,
 	}
 }
 
@@ -242,7 +245,8 @@ func (t *Transaction) Record() TransactionRecord {
 		History: slices.Clone(t.history), Pix: t.pix, AmountPaid: t.amountPaid,
 		PaymentDate: t.paymentDate, InfractionDate: t.infractionDate,
 		ErrorMessage: t.errorMessage, EndToEnd: t.endToEnd, EndToEndRefund: t.endToEndRefund,
-		Payer: t.payer, Receiver: t.receiver, FeeAmount: t.feeAmount, Version: t.version,
+		Payer: t.payer, Receiver: t.receiver, FeeAmount: t.feeAmount, Refunds: slices.Clone(t.refunds),
+		Version: t.version,
 	}
 }
 
@@ -278,8 +282,11 @@ func (t *Transaction) SetVersion(v int64) { t.version = v }
 // Events returns the events raised since the transaction was built or loaded, oldest first.
 func (t *Transaction) Events() []Event { return slices.Clone(t.events) }
 
-// ClearEvents forgets the raised events once they are stored.
-func (t *Transaction) ClearEvents() { t.events = nil }
+// Postings returns the ledger movements raised since the transaction was built or loaded.
+func (t *Transaction) Postings() []Posting { return slices.Clone(t.postings) }
+
+// ClearEvents forgets the raised events and postings once they are stored.
+func (t *Transaction) ClearEvents() { t.events, t.postings = nil, nil }
 
 // Expired tells whether the QR code of a transaction awaiting payment has expired at now.
 func (t *Transaction) Expired(now time.Time) bool {
@@ -298,7 +305,8 @@ func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func
 	if t.order.WebhookURL != "" {
 		snap := *t
 		snap.history = slices.Clone(t.history)
-		snap.events = nil
+		snap.events, snap.postings = nil, nil
+		snap.refunds = slices.Clone(t.refunds)
 		t.events = append(t.events, Event{
 			ID: newEventID(), Type: EventType(ResourceTransaction, string(to)),
 			AccountID: t.accountID, ResourceID: t.id, Kind: ResourceTransaction,
@@ -334,10 +342,26 @@ func (t *Transaction) Pay(p Payment, now time.Time) error {
 	if p.AmountPaid < 1 || p.Fee < 0 || p.Fee > p.AmountPaid {
 		return fmt.Errorf("%w: paid %d with fee %d", ErrInvalidOrder, p.AmountPaid, p.Fee)
 	}
-	return t.move(TxPixQRCodeGenerated, TxPaid, now, func() {
+	err := t.move(TxPixQRCodeGenerated, TxPaid, now, func() {
 		paid, fee, at := p.AmountPaid, p.Fee, p.PaidAt.UTC().Truncate(time.Millisecond)
 		t.amountPaid, t.feeAmount, t.paymentDate = &paid, &fee, &at
 		t.endToEnd, t.payer, t.receiver = p.EndToEnd, p.Payer, p.Receiver
+	})
+	if err == nil {
+		t.post(MovePayment, LedgerClearing, LedgerAvailable, p.AmountPaid, false)
+		if p.Fee > 0 {
+			t.post(MoveFee, LedgerAvailable, LedgerFees, p.Fee, false)
+		}
+	}
+	return err
+}
+
+// post raises the ledger movement of the transition that just wrote the last history entry.
+func (t *Transaction) post(kind MovementType, debit, credit LedgerAccount, amount Cents, checked bool) {
+	t.postings = append(t.postings, Posting{
+		ID: postingID(t.id, len(t.history)-1, kind), Type: kind, AccountID: t.accountID,
+		Resource: ResourceTransaction, ResourceID: t.id, Debit: debit, Credit: credit,
+		Amount: amount, Checked: checked, At: t.UpdatedAt(),
 	})
 }
 
@@ -355,40 +379,49 @@ func (t *Transaction) Expire(now time.Time) error {
 // ErrNotExpired refuses to expire a transaction whose QR code is still valid.
 var ErrNotExpired = errors.New("not expired yet")
 
-// RequestRefund starts a full refund: PAID → PROCESSING_REFUND.
-func (t *Transaction) RequestRefund(now time.Time) error {
-	return t.move(TxPaid, TxProcessingRefund, now, func() { t.errorMessage = "" })
-}
-
-// ConfirmRefund records the acquirer's refund: PROCESSING_REFUND → REFUNDED.
-func (t *Transaction) ConfirmRefund(endToEndRefund string, now time.Time) error {
-	return t.move(TxProcessingRefund, TxRefunded, now, func() { t.endToEndRefund = endToEndRefund })
-}
-
-// FailRefund records that the acquirer could not refund: PROCESSING_REFUND → PAID.
-func (t *Transaction) FailRefund(message string, now time.Time) error {
-	return t.move(TxProcessingRefund, TxPaid, now, func() { t.errorMessage = message })
-}
-
-// OpenDispute blocks the funds of a paid transaction under MED: PAID → BLOCKED.
+// OpenDispute blocks the funds of a paid transaction under MED: PAID → BLOCKED. The hold is
+// the amount paid less what was refunded already, taken in full even when it leaves the
+// merchant's available balance negative (a dispute is not the merchant's choice).
 func (t *Transaction) OpenDispute(now time.Time) error {
-	return t.move(TxPaid, TxBlocked, now, func() {
+	err := t.move(TxPaid, TxBlocked, now, func() {
 		at := now.UTC().Truncate(time.Millisecond)
 		t.infractionDate = &at
 	})
+	if err == nil {
+		t.post(MoveDisputeHold, LedgerAvailable, LedgerBlocked, t.Disputed(), false)
+	}
+	return err
+}
+
+// Disputed is what a MED dispute holds: the amount paid less the completed refunds.
+func (t *Transaction) Disputed() Cents {
+	if t.amountPaid == nil {
+		return 0
+	}
+	return *t.amountPaid - t.AmountRefunded()
 }
 
 // RejectDispute releases the funds: BLOCKED → PAID.
 func (t *Transaction) RejectDispute(now time.Time) error {
-	return t.move(TxBlocked, TxPaid, now, func() {})
+	err := t.move(TxBlocked, TxPaid, now, func() {})
+	if err == nil {
+		t.post(MoveDisputeRelease, LedgerBlocked, LedgerAvailable, t.Disputed(), false)
+	}
+	return err
 }
 
-// AcceptDispute starts the MED refund: BLOCKED → PROCESSING_INFRACTION.
+// AcceptDispute starts the MED refund: BLOCKED → PROCESSING_INFRACTION. The money stays
+// blocked until the MED refund completes.
 func (t *Transaction) AcceptDispute(now time.Time) error {
 	return t.move(TxBlocked, TxProcessingInfraction, now, func() {})
 }
 
-// CompleteInfraction records the MED refund: PROCESSING_INFRACTION → INFRACTION.
+// CompleteInfraction records the MED refund: PROCESSING_INFRACTION → INFRACTION; the blocked
+// money leaves for the payer.
 func (t *Transaction) CompleteInfraction(endToEndRefund string, now time.Time) error {
-	return t.move(TxProcessingInfraction, TxInfraction, now, func() { t.endToEndRefund = endToEndRefund })
+	err := t.move(TxProcessingInfraction, TxInfraction, now, func() { t.endToEndRefund = endToEndRefund })
+	if err == nil {
+		t.post(MoveDisputeDebit, LedgerBlocked, LedgerClearing, t.Disputed(), false)
+	}
+	return err
 }

@@ -321,7 +321,7 @@ func TestTransactionFieldsSetByTransitions(t *testing.T) {
 
 	t.Run("a new refund request clears the error of the failed one", func(t *testing.T) {
 		tx, now := txAt(t, validOrder(), txPaths[3])
-		if err := tx.RequestRefund(now.Add(time.Second)); err != nil {
+		if err := tx.RequestRefund(nextRefund(tx), now.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		if tx.ErrorMessage() != "" {
@@ -586,7 +586,7 @@ func TestTransactionHistory(t *testing.T) {
 		if err := tx.Pay(paymentAt(base), base.Add(5*time.Second)); err != nil { // NTP stepped back
 			t.Fatal(err)
 		}
-		if err := tx.RequestRefund(base.Add(-time.Hour)); err != nil { // before the creation, even
+		if err := tx.RequestRefund(nextRefund(tx), base.Add(-time.Hour)); err != nil { // before the creation, even
 			t.Fatal(err)
 		}
 		h := tx.History()
@@ -740,7 +740,7 @@ func TestTransactionEvents(t *testing.T) {
 		if len(tx.Events()) != 0 {
 			t.Fatal("ClearEvents kept events")
 		}
-		if err := tx.RequestRefund(now.Add(time.Second)); err != nil {
+		if err := tx.RequestRefund(nextRefund(tx), now.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		if got := tx.Events(); len(got) != 1 || got[0].Type != "transaction.processing_refund" {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -269,12 +268,12 @@ func withdrawalWalk(t *testing.T, rng *rand.Rand, walk int, reached map[domain.W
 	}
 }
 
-// TestRandomWalksConserveMoney runs random triggers over the transactions and withdrawals of
-// one account and checks, after every step, the balance the store would derive against an
-// expectation computed here from statuses alone; and that the money held (available plus
-// blocked) moves only when money really enters (a payment), leaves (a refund, a MED refund)
-// or comes back (a withdrawal that did not go through or was returned).
-func TestRandomWalksConserveMoney(t *testing.T) {
+// TestRandomWalksPostWhatTheirHistoriesImply runs random triggers (partial refunds among them)
+// over the transactions and withdrawals of one account and checks, after every step, that the
+// postings the transitions raised are exactly what the audit recomputes from the stored
+// histories alone (two implementations of the movement table that must agree); that every
+// posting is double entry; and that amountPaid and the fee never change once paid.
+func TestRandomWalksPostWhatTheirHistoriesImply(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261122, 3))
 	var flows [3]int // steps where money entered, left, stayed
 	for walk := range walks {
@@ -285,57 +284,11 @@ func TestRandomWalksConserveMoney(t *testing.T) {
 	}
 }
 
-// txHeld is what a transaction holds for the account, by the rules stated independently here.
-func txHeld(tx *domain.Transaction) (available, blocked, pending domain.Cents) {
-	switch tx.Status() {
-	case domain.TxPaid:
-		return *tx.AmountPaid() - *tx.FeeAmount(), 0, 0
-	case domain.TxBlocked, domain.TxProcessingRefund, domain.TxProcessingInfraction:
-		return 0, *tx.AmountPaid() - *tx.FeeAmount(), 0
-	case domain.TxPixQRCodeGenerated:
-		return 0, 0, tx.Amount()
-	}
-	return 0, 0, 0 // PENDING, REFUNDED, INFRACTION, FAILED
-}
-
-// wdTaken is what a withdrawal takes out of the account.
-func wdTaken(w *domain.Withdrawal) domain.Cents {
-	switch w.Status() {
-	case domain.WdPending, domain.WdProcessing, domain.WdProcessed:
-		return w.Amount() + w.Fee()
-	}
-	return 0 // CANCELED, FAILED, REJECTED, REFUNDED
-}
-
-func expectedBalance(txs []*domain.Transaction, wds []*domain.Withdrawal) domain.Balance {
-	var b domain.Balance
-	for _, tx := range txs {
-		a, bl, p := txHeld(tx)
-		b.Available += a
-		b.Blocked += bl
-		b.Pending += p
-	}
-	for _, w := range wds {
-		b.Available -= wdTaken(w)
-	}
-	return b
-}
-
-func derivedBalance(txs []*domain.Transaction, wds []*domain.Withdrawal) domain.Balance {
-	var totals domain.BalanceTotals
-	for _, tx := range txs {
-		totals.AddTransaction(tx)
-	}
-	for _, w := range wds {
-		totals.AddWithdrawal(w)
-	}
-	return totals.Balance()
-}
-
 func moneyWalk(t *testing.T, rng *rand.Rand, walk int, flows *[3]int) {
 	clock := &walkClock{now: base, rng: rng}
 	var txs []*domain.Transaction
 	var wds []*domain.Withdrawal
+	raised := map[string][]domain.Posting{}
 	for range 1 + rng.IntN(4) {
 		txs = append(txs, newTx(t, walkOrder(rng), clock.step()))
 	}
@@ -343,7 +296,9 @@ func moneyWalk(t *testing.T, rng *rand.Rand, walk int, flows *[3]int) {
 		p := validPayout()
 		p.Amount = domain.Cents(1 + rng.Int64N(100_000))
 		p.Fee = domain.Cents(rng.Int64N(500))
-		wds = append(wds, newWd(t, p, clock.step()))
+		w := newWd(t, p, clock.step())
+		raised[w.ID()] = w.Postings()
+		wds = append(wds, w)
 	}
 	var trace []string
 	defer func() {
@@ -352,27 +307,35 @@ func moneyWalk(t *testing.T, rng *rand.Rand, walk int, flows *[3]int) {
 		}
 	}()
 	paidAt := map[*domain.Transaction][2]domain.Cents{}
+	var held domain.Cents // available plus blocked, by the postings
+	for _, ps := range raised {
+		for _, p := range ps {
+			d := p.Delta()
+			held += d.Available + d.Blocked
+		}
+	}
 	for range rng.IntN(maxSteps + 1) {
-		before := derivedBalance(txs, wds)
-		var flow domain.Cents // money that entered (+) or left (-) the account in this step
 		now := clock.step()
+		var step []domain.Posting
 		if k := rng.IntN(len(txs) + len(wds)); k < len(txs) {
 			tx := txs[k]
 			tr := txTriggers[rng.IntN(len(txTriggers))]
 			from := tx.Status()
-			err, _ := fireTx(rng, tx, tr.name, now)
-			trace = append(trace, "tx"+itoa(int64(k))+"."+tr.name+"→"+string(tx.Status()))
-			switch {
-			case err != nil:
-				if tx.Status() != from {
-					t.Fatalf("a refused %s moved the transaction from %s to %s", tr.name, from, tx.Status())
-				}
-			case from == domain.TxPixQRCodeGenerated && tx.Status() == domain.TxPaid:
-				flow = *tx.AmountPaid() - *tx.FeeAmount()
-				paidAt[tx] = [2]domain.Cents{*tx.AmountPaid(), *tx.FeeAmount()}
-			case tx.Status() == domain.TxRefunded, tx.Status() == domain.TxInfraction:
-				flow = -(*tx.AmountPaid() - *tx.FeeAmount())
+			if tr.name == "RequestRefund" && rng.IntN(2) == 0 && tx.Refundable() > 1 {
+				req := nextRefund(tx)
+				req.Amount = 1 + domain.Cents(rng.Int64N(int64(tx.Refundable())))
+				_ = tx.RequestRefund(req, now)
+			} else {
+				_, _ = fireTx(rng, tx, tr.name, now)
 			}
+			trace = append(trace, "tx"+itoa(int64(k))+"."+tr.name+"→"+string(tx.Status()))
+			if from == domain.TxPixQRCodeGenerated && tx.Status() == domain.TxPaid {
+				paidAt[tx] = [2]domain.Cents{*tx.AmountPaid(), *tx.FeeAmount()}
+			}
+			step = tx.Postings()
+			tx.ClearEvents()
+			raised[tx.ID()] = append(raised[tx.ID()], step...)
+			checkPostings(t, raised[tx.ID()], domain.ImpliedTransactionPostings(tx.Record()))
 		} else {
 			k -= len(txs)
 			w := wds[k]
@@ -380,13 +343,22 @@ func moneyWalk(t *testing.T, rng *rand.Rand, walk int, flows *[3]int) {
 			from := w.Status()
 			err := tr.fire(w, now)
 			trace = append(trace, "wd"+itoa(int64(k))+"."+tr.name+"→"+string(w.Status()))
-			if err == nil && from.HoldsMoney() && !w.Status().HoldsMoney() {
-				flow = w.Total() // it never left, or it came back
-			} else if err != nil && w.Status() != from {
+			if err != nil && w.Status() != from {
 				t.Fatalf("a refused %s moved the withdrawal from %s to %s", tr.name, from, w.Status())
 			}
+			step = w.Postings()[len(raised[w.ID()]):]
+			raised[w.ID()] = w.Postings()
+			checkPostings(t, raised[w.ID()], domain.ImpliedWithdrawalPostings(w.Record()))
 		}
-
+		var flow domain.Cents
+		for _, p := range step {
+			if p.Debit == p.Credit || p.Amount <= 0 {
+				t.Fatalf("posting %s is not double entry: %+v", p.ID, p)
+			}
+			d := p.Delta()
+			flow += d.Available + d.Blocked
+		}
+		held += flow
 		switch {
 		case flow > 0:
 			flows[0]++
@@ -395,26 +367,43 @@ func moneyWalk(t *testing.T, rng *rand.Rand, walk int, flows *[3]int) {
 		default:
 			flows[2]++
 		}
-		got, want := derivedBalance(txs, wds), expectedBalance(txs, wds)
-		if got != want {
-			t.Fatalf("derived balance %+v, expected from statuses %+v", got, want)
-		}
-		if held, was := got.Available+got.Blocked, before.Available+before.Blocked; held != was+flow {
-			t.Fatalf("money held went from %d to %d; only %d entered or left", was, held, flow)
-		}
 		for tx, pf := range paidAt {
 			if *tx.AmountPaid() != pf[0] || *tx.FeeAmount() != pf[1] {
 				t.Fatalf("amountPaid/fee changed after PAID: %d/%d, was %d/%d", *tx.AmountPaid(), *tx.FeeAmount(), pf[0], pf[1])
 			}
-		}
-		if got.Pending < 0 || got.Blocked < 0 {
-			t.Fatalf("negative pending or blocked money: %+v", got)
+			if tx.AmountRefunded() > *tx.AmountPaid() || tx.Refundable() < 0 {
+				t.Fatalf("refunded %d of %d paid (refundable %d)", tx.AmountRefunded(), *tx.AmountPaid(), tx.Refundable())
+			}
 		}
 	}
-	// The statuses the walk reached are all accounted for by the rules above.
+	var want domain.Cents // what the resources hold by their statuses and refunds
 	for _, tx := range txs {
-		if !slices.Contains(domain.TransactionStatuses(), tx.Status()) {
-			t.Fatalf("unknown status %s", tx.Status())
+		if tx.AmountPaid() != nil {
+			want += *tx.AmountPaid() - *tx.FeeAmount() - tx.AmountRefunded()
+			if tx.Status() == domain.TxInfraction {
+				want -= tx.Disputed()
+			}
+		}
+	}
+	for _, w := range wds {
+		if w.Status().HoldsMoney() {
+			want -= w.Total()
+		}
+	}
+	if held != want {
+		t.Fatalf("the postings hold %d, the statuses and refunds %d", held, want)
+	}
+}
+
+// checkPostings compares what transitions raised with what the audit implies, in order.
+func checkPostings(t *testing.T, raised, implied []domain.Posting) {
+	t.Helper()
+	if len(raised) != len(implied) {
+		t.Fatalf("%d postings raised, %d implied:\nraised  %+v\nimplied %+v", len(raised), len(implied), raised, implied)
+	}
+	for i := range raised {
+		if same, why := domain.SamePosting(raised[i], implied[i]); !same {
+			t.Fatalf("posting %d (%s): %s", i, raised[i].ID, why)
 		}
 	}
 }

@@ -78,6 +78,7 @@ type Withdrawal struct {
 	endToEnd        string
 	version         int64
 	events          []Event
+	postings        []Posting
 }
 
 // NewWithdrawal starts a withdrawal in PENDING.
@@ -97,11 +98,25 @@ func NewWithdrawal(id, accountID, acquirer string, p Payout, idem Idempotency, n
 	}
 	p.PixKey = key
 	now = now.UTC().Truncate(time.Millisecond)
-	return &Withdrawal{
+	w := &Withdrawal{
 		id: id, accountID: accountID, acquirer: acquirer, payout: p, idempotency: idem,
 		createdAt: now, status: WdPending,
 		history: []StatusEntry[WithdrawalStatus]{{Status: WdPending, Date: now}},
-	}, nil
+	}
+	// The money leaves available when the withdrawal is created; the ledger stores it only if
+	// the available balance covers it.
+	w.post(MoveWithdrawal, LedgerAvailable, LedgerPayouts, true)
+	return w, nil
+}
+
+// post raises the ledger movement of the transition that just wrote the last history entry:
+// the withdrawal's amount and fee, leaving or coming back.
+func (w *Withdrawal) post(kind MovementType, debit, credit LedgerAccount, checked bool) {
+	w.postings = append(w.postings, Posting{
+		ID: postingID(w.id, len(w.history)-1, kind), Type: kind, AccountID: w.accountID,
+		Resource: ResourceWithdrawal, ResourceID: w.id, Debit: debit, Credit: credit,
+		Amount: w.Total(), Checked: checked, At: w.UpdatedAt(),
+	})
 }
 
 // WithdrawalRecord is everything a storage adapter keeps of a withdrawal.
@@ -167,8 +182,11 @@ func (w *Withdrawal) Total() Cents { return w.payout.Amount + w.payout.Fee }
 // Events returns the events raised since the withdrawal was built or loaded, oldest first.
 func (w *Withdrawal) Events() []Event { return slices.Clone(w.events) }
 
-// ClearEvents forgets the raised events once they are stored.
-func (w *Withdrawal) ClearEvents() { w.events = nil }
+// Postings returns the ledger movements raised since the withdrawal was built or loaded.
+func (w *Withdrawal) Postings() []Posting { return slices.Clone(w.postings) }
+
+// ClearEvents forgets the raised events and postings once they are stored.
+func (w *Withdrawal) ClearEvents() { w.events, w.postings = nil, nil }
 
 func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()) error {
 	if w.status != from || !WithdrawalCanMove(from, to) {
@@ -177,10 +195,13 @@ func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()
 	apply()
 	w.status = to
 	w.history = enter(w.history, to, now)
+	if !to.HoldsMoney() {
+		w.post(MoveWithdrawalReversal, LedgerPayouts, LedgerAvailable, false)
+	}
 	if w.payout.WebhookURL != "" {
 		snap := *w
 		snap.history = slices.Clone(w.history)
-		snap.events = nil
+		snap.events, snap.postings = nil, nil
 		w.events = append(w.events, Event{
 			ID: newEventID(), Type: EventType(ResourceWithdrawal, string(to)),
 			AccountID: w.accountID, ResourceID: w.id, Kind: ResourceWithdrawal,

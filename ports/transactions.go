@@ -40,7 +40,8 @@ type TransactionPage struct {
 }
 
 // TransactionRepository stores transactions, and in the same write the events their
-// transitions raised (the outbox): a status change and its notification are never separated.
+// transitions raised (the outbox) and the ledger postings they raised: a status change, its
+// notification and its entries are never separated.
 //
 // Every method is safe for concurrent use. Reads scoped to an account answer domain.ErrNotFound
 // for another account's transaction exactly as for a missing one. A store that cannot be
@@ -69,7 +70,9 @@ type TransactionRepository interface {
 	// fn raised, all or nothing. The write is guarded by the version read, so two concurrent
 	// changes never both win: on a conflict Update reloads and applies fn again (fn must be
 	// free of side effects beyond the aggregate). An error from fn is returned unchanged and
-	// nothing is stored. It returns the transaction as stored.
+	// nothing is stored. The postings fn raised are posted to the ledger with the change; when
+	// a checked one (a refund) finds the available balance short, Update answers
+	// domain.ErrInsufficientBalance and stores nothing. It returns the transaction as stored.
 	Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error)
 
 	// ListExpired returns up to limit transactions of any account still awaiting payment

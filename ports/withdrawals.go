@@ -7,18 +7,19 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// WithdrawalRepository stores withdrawals with the events their transitions raised, and
-// derives balances from the stored transactions and withdrawals.
+// WithdrawalRepository stores withdrawals with the events and ledger postings their
+// transitions raised.
 //
 // Every method is safe for concurrent use; errors as TransactionRepository's.
 type WithdrawalRepository interface {
-	// CreateReserving stores w, a new withdrawal, only when check accepts the balance of w's
-	// account as it stands without w. Concurrent reservations of one account are serialised:
-	// two withdrawals can never both pass check on the same money. check's error is returned
-	// unchanged and nothing is stored. ErrDuplicate as TransactionRepository.Create, decided
-	// before check runs: a retried request whose first attempt spent the balance must find its
+	// Create stores w, a new withdrawal, and posts its withdrawal entry, only when the
+	// account's available balance covers its amount and fee; otherwise it answers
+	// domain.ErrInsufficientBalance and stores nothing. Withdrawals, refunds and every other
+	// movement of one account are serialised by the ledger: two of them can never pass the
+	// check on the same money. ErrDuplicate as TransactionRepository.Create, decided before the
+	// balance is checked: a retried request whose first attempt spent the balance must find its
 	// withdrawal (a replay), not an insufficient balance.
-	CreateReserving(ctx context.Context, w *domain.Withdrawal, check func(domain.Balance) error) error
+	Create(ctx context.Context, w *domain.Withdrawal) error
 
 	// Get returns one withdrawal of the account.
 	Get(ctx context.Context, accountID, id string) (*domain.Withdrawal, error)
@@ -33,8 +34,9 @@ type WithdrawalRepository interface {
 	// change happened at or before until, oldest first (the sandbox settles payouts with it).
 	ListByStatus(ctx context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error)
 
-	// Balance derives the account's balance from its stored transactions and withdrawals.
-	Balance(ctx context.Context, accountID string) (domain.Balance, error)
+	// ListByAccount returns one page of the account's withdrawals, oldest first (audits walk
+	// them).
+	ListByAccount(ctx context.Context, accountID string, p Page) ([]*domain.Withdrawal, error)
 }
 
 // Pinger reports whether a store answers; /readyz asks it. Ping answers nil or ErrUnavailable.

@@ -201,6 +201,7 @@ type (
 	authUnusedTransactions struct{ ports.TransactionRepository }
 	authUnusedEmitter      struct{ ports.PixEmitter }
 	authUnusedRenderer     struct{ ports.QRRenderer }
+	authUnusedAcquirer     struct{ ports.Acquirer }
 )
 
 const authTestJWKS = `{"keys":[{"kty":"RSA","kid":"k1","n":"AQAB","e":"AQAB"}]}`
@@ -232,7 +233,7 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 		CreateTransaction: application.NewCreateTransaction(authUnusedTransactions{}, authUnusedEmitter{}, authUnusedRenderer{}, ids, clock),
 		GetTransaction:    application.NewGetTransaction(authUnusedTransactions{}),
 		ListTransactions:  application.NewListTransactions(authUnusedTransactions{}),
-		RefundTransaction: application.NewRefundTransaction(authUnusedTransactions{}, clock),
+		RefundTransaction: application.NewRefundTransaction(authUnusedTransactions{}, authUnusedAcquirer{}, ids, clock, func(error) {}),
 		Auth: httpapi.AuthDeps{
 			Token:               granter,
 			JWKS:                []byte(authTestJWKS),

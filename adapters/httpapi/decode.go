@@ -12,8 +12,8 @@ import (
 	"strings"
 )
 
-// Bounds of what one request can make the decoder do and the answer say. The contract asks
-// for every broken rule at once; past these bounds a request is an attack or a bug, and an
+// Bounds of what one request can make the decoder do and the answer say. The API reports
+// every broken rule at once; past these bounds a request is an attack or a bug, and an
 // answer many times its size would serve the attacker, so the list stops.
 const (
 	maxFieldErrors = 100  // field errors reported in one answer
@@ -195,7 +195,7 @@ func fillScalar(path string, val any, dst reflect.Value, errs *[]FieldError) boo
 }
 
 // isIntegerLiteral accepts JSON integers only: no fraction, no exponent ("100.0" and "1e3"
-// are refused, as the contract says).
+// are refused, as the README says).
 func isIntegerLiteral(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	if s == "" {

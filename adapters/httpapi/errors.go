@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -21,7 +22,10 @@ var errorTable = []struct {
 }{
 	{domain.ErrNotFound, http.StatusNotFound, "not_found", "no such resource"},
 	{domain.ErrInvalidTransition, http.StatusConflict, "invalid_transition", ""},
-	{domain.ErrInsufficientBalance, http.StatusUnprocessableEntity, "insufficient_balance", "the amount and fee exceed the available balance"},
+	{domain.ErrInsufficientBalance, http.StatusUnprocessableEntity, "insufficient_balance",
+		"the available balance does not cover this debit (a withdrawal's amount and fee, or a refund's amount); nothing was recorded"},
+	{domain.ErrRefundNotAllowed, http.StatusUnprocessableEntity, "refund_not_allowed",
+		"a transaction may be refunded up to 90 days after its payment"},
 	{domain.ErrAccountDisabled, http.StatusForbidden, "forbidden", "the client account is disabled"},
 	{application.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "the idempotency key was used with a different request"},
 	{ports.ErrInvalidToken, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"},
@@ -30,9 +34,31 @@ var errorTable = []struct {
 	{ports.ErrVersionConflict, http.StatusServiceUnavailable, "unavailable", "the resource is busy; retry later"},
 }
 
+// fieldErrorTable turns the typed errors of the application that blame one field of the
+// request into 422 validation_failed, exactly as if this adapter's validation had found them.
+var fieldErrorTable = []func(error) (FieldError, bool){
+	func(err error) (FieldError, bool) {
+		e, ok := errors.AsType[*domain.RefundAmountError](err)
+		if !ok {
+			return FieldError{}, false
+		}
+		msg := fmt.Sprintf("must be between 1 and %d, the amount still refundable", e.Refundable)
+		if e.Refundable < 1 {
+			msg = "must be at most what is still refundable, and nothing is"
+		}
+		return FieldError{Field: "amount", Code: "out_of_range", Message: msg}, true
+	},
+}
+
 // writeError answers err as a problem. Errors outside the table are internal: the answer says
 // nothing about them, the log line with the same request id says everything.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	for _, blame := range fieldErrorTable {
+		if f, ok := blame(err); ok {
+			validationFailed(w, r, []FieldError{f})
+			return
+		}
+	}
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
 			detail := e.detail

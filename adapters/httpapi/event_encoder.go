@@ -8,7 +8,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// EventEncoder writes the body of a webhook notification (contract section 10):
+// EventEncoder writes the body of a webhook notification (README, Webhooks):
 // {"id", "type", "createdAt", "data"}, where data is the resource exactly as its GET answers
 // it, masking included, as it was right after the transition (the event's snapshot). It lives
 // here because the resource's JSON shape is this adapter's to define.

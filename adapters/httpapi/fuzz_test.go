@@ -15,12 +15,12 @@ import (
 )
 
 // The request parsers under arbitrary input (`go test -fuzz`; the seeds run in every plain
-// `go test`). Each holds the parser to the contract's promise: no panic, and either a
-// body-level failure, or field errors that name a field with a contract code, or a valid
+// `go test`). Each holds the parser to the API's promise: no panic, and either a
+// body-level failure, or field errors that name a field with a documented code, or a valid
 // request whose mapping to the domain succeeds (a request the adapter accepts and the domain
 // refuses would answer 500).
 
-// contractFieldCodes are the field-level codes of contract section 2.
+// contractFieldCodes are the API's field-level codes (README, Errors).
 var contractFieldCodes = []string{"required", "out_of_range", "too_short", "too_long", "invalid_format",
 	"invalid_document", "invalid_enum", "duplicate_value", "unknown_field", "invalid_type"}
 

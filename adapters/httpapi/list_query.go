@@ -12,7 +12,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// Paging of GET /transaction (contract section 8).
+// Paging of GET /transaction (README, Listing).
 const (
 	defaultPerPage = 20
 	maxPerPage     = 100

@@ -12,8 +12,8 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// RateLimiter limits requests per client account with a token bucket per account (contract
-// section 12). The limit holds per process: with N instances behind a balancer an account may
+// RateLimiter limits requests per client account with a token bucket per account (README,
+// Rate limits). The limit holds per process: with N instances behind a balancer an account may
 // reach about N times the rate. Buckets of idle accounts are dropped once they are full again
 // (a new bucket starts full, so dropping a full one changes nothing), keeping memory bounded
 // however many accounts come and go. Safe for concurrent use.

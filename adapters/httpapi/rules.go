@@ -16,9 +16,9 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// The ozzo-validation rules of the contract. Each works on the pointer fields of a request
+// The ozzo-validation rules of the API. Each works on the pointer fields of a request
 // (nil means absent and passes: presence is the job of required) and fails with a
-// validation.Error whose code is the contract's field-level code.
+// validation.Error whose code is one of the API's field-level codes (README, Errors).
 
 func fieldErr(code, format string, args ...any) validation.Error {
 	return validation.NewError(code, fmt.Sprintf(format, args...))
@@ -219,7 +219,7 @@ func checkWebhookURL(s string) error {
 	return nil
 }
 
-// fieldErrors flattens ozzo-validation's nested errors into the contract's field paths:
+// fieldErrors flattens ozzo-validation's nested errors into the API's field paths:
 // dotted, with [i] for slice elements.
 func fieldErrors(prefix string, err error) []FieldError {
 	if err == nil {

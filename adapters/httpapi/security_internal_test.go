@@ -90,6 +90,13 @@ type secIDs struct{}
 
 func (secIDs) NewID() string { return "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f" }
 
+// secAcquirer takes every devolution and answers it later, by callback.
+type secAcquirer struct{}
+
+func (secAcquirer) RequestDevolution(context.Context, ports.Devolution) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil
+}
+
 type secClock struct{}
 
 func (secClock) Now() time.Time { return time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC) }
@@ -119,7 +126,7 @@ func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Ser
 		CreateTransaction: application.NewCreateTransaction(repo, emitter, secRenderer{}, secIDs{}, secClock{}),
 		GetTransaction:    application.NewGetTransaction(repo),
 		ListTransactions:  application.NewListTransactions(repo),
-		RefundTransaction: application.NewRefundTransaction(repo, secClock{}),
+		RefundTransaction: application.NewRefundTransaction(repo, secAcquirer{}, secIDs{}, secClock{}, func(error) {}),
 		Logger:            slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	return s, logs

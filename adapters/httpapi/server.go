@@ -29,7 +29,7 @@ type RequestObserver interface {
 
 // Config holds the adapter's settings.
 type Config struct {
-	// MaxBodyBytes bounds request bodies; larger ones answer 413 (contract: 1 MiB).
+	// MaxBodyBytes bounds request bodies; larger ones answer 413 (1 MiB when unset).
 	MaxBodyBytes int64
 	// Sandbox adds the /sandbox routes; they do not exist otherwise.
 	Sandbox bool
@@ -56,6 +56,7 @@ type Deps struct {
 	Sandbox     SandboxDeps    // sandbox_routes.go; registered only with Config.Sandbox
 	Acquirer    AcquirerDeps   // acquirer_routes.go
 	Webhooks    WebhookDeps    // webhook_routes.go
+	Ledger      LedgerDeps     // ledger_routes.go
 }
 
 // Server is the REST adapter. Build it with New and serve Handler().
@@ -106,6 +107,7 @@ func (s *Server) routes() *mux.Router {
 	s.authRoutes(r)
 	s.transactionRoutes(r)
 	s.withdrawalRoutes(r)
+	s.ledgerRoutes(r)
 	s.acquirerRoutes(r)
 	s.webhookRoutes(r)
 	if s.cfg.Sandbox {

@@ -64,7 +64,7 @@ type pixInput struct {
 	ExpirationSeconds *int64 `json:"expirationSeconds"`
 }
 
-// Limits of the contract that the document leaves open.
+// Limits pixgate sets where the interface document leaves them open.
 const (
 	maxMetadataKeys  = 50
 	maxMetadataBytes = 8 << 10
@@ -145,7 +145,7 @@ var itemsRule = validation.By(func(v any) error {
 	return nil
 })
 
-// validate checks every rule of the document and contract section 4, all at once.
+// validate checks every rule of POST /transaction (README, OpenAPI document), all at once.
 func (req *createTransactionRequest) validate() []FieldError {
 	isInfo := req.IsInfoProduct == nil || *req.IsInfoProduct
 	err := validation.ValidateStruct(req,
@@ -208,6 +208,23 @@ func (req *createTransactionRequest) order() domain.Order {
 			UnitPrice: domain.Cents(*it.UnitPrice), Quantity: int(q)})
 	}
 	return o
+}
+
+// The body of POST /transaction/{id}/refund, every field optional: no body refunds everything
+// still refundable.
+type refundRequest struct {
+	Amount         *int64  `json:"amount"`
+	Reason         *string `json:"reason"`
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+func (req *refundRequest) validate() []FieldError {
+	err := validation.ValidateStruct(req,
+		validation.Field(&req.Amount, cents),
+		validation.Field(&req.Reason, length(1, domain.MaxRefundReason)),
+		validation.Field(&req.IdempotencyKey, length(8, 255)),
+	)
+	return fieldErrors("", err)
 }
 
 func str(p *string) string {

@@ -117,20 +117,42 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// refundTransaction starts a full or partial refund. The body is optional: none (or {})
+// refunds everything still refundable. The idempotency key comes from the body or the
+// Idempotency-Key header, as for POST /transaction, and the fingerprint is the body's.
 func (s *Server) refundTransaction(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
 	}
-	if !emptyBody(w, r) {
+	var req refundRequest
+	var raw map[string]any
+	var fields []FieldError
+	if r.ContentLength != 0 || r.Header.Get("Transfer-Encoding") != "" {
+		if raw, fields, ok = decodeBody(w, r, &req); !ok {
+			return
+		}
+	}
+	fields = mergeFieldErrors(fields, req.validate())
+	key, keyErrs := idempotencyKeyOf(r, req.IdempotencyKey)
+	fields = append(fields, keyErrs...)
+	if len(fields) > 0 {
+		validationFailed(w, r, fields)
 		return
 	}
-	t, err := s.deps.RefundTransaction.Execute(r.Context(), principalFrom(r.Context()), id)
+	in := application.RefundInput{Reason: str(req.Reason), IdempotencyKey: key, Fingerprint: fingerprint(raw)}
+	if req.Amount != nil {
+		in.Amount = domain.Cents(*req.Amount)
+	}
+	res, err := s.deps.RefundTransaction.Execute(r.Context(), principalFrom(r.Context()), id, in)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, viewTransaction(t))
+	if res.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	writeJSON(w, http.StatusAccepted, viewTransaction(res.Transaction))
 }
 
 // emptyBody accepts an action request with no body, or an empty JSON object; anything else

@@ -10,7 +10,7 @@ import (
 
 // The response shapes of the interface document, field by field and in its order. Optional
 // fields are left out when they have no value, except the ones the document says "may be
-// null" (paymentDate, infractionDate, errorMessage), which are null (contract section 9).
+// null" (paymentDate, infractionDate, errorMessage), which are null.
 
 // isoTime writes times as RFC 3339 in UTC with millisecond precision.
 type isoTime time.Time
@@ -190,6 +190,34 @@ type transactionView struct {
 	Payer          *accountHolderView `json:"payer,omitempty"`
 	Receiver       *accountHolderView `json:"receiver,omitempty"`
 	FeeAmount      *int64             `json:"feeAmount,omitempty"`
+	AmountRefunded int64              `json:"amountRefunded"`
+	Refunds        []refundView       `json:"refunds"`
+}
+
+// refundView is one refund of a transaction. Unlike the document's optional fields, the
+// refund's are always present, null until they have a value.
+type refundView struct {
+	ID             string   `json:"id"`
+	Amount         int64    `json:"amount"`
+	Reason         *string  `json:"reason"`
+	Status         string   `json:"status"`
+	EndToEndRefund *string  `json:"endToEndRefund"`
+	ErrorMessage   *string  `json:"errorMessage"`
+	CreatedAt      isoTime  `json:"createdAt"`
+	CompletedAt    *isoTime `json:"completedAt"`
+}
+
+// viewRefunds lists a transaction's refunds oldest first; [] (never null) before any.
+func viewRefunds(refunds []domain.Refund) []refundView {
+	out := make([]refundView, len(refunds))
+	for i, r := range refunds {
+		out[i] = refundView{
+			ID: r.ID, Amount: int64(r.Amount), Reason: nullableString(r.Reason), Status: string(r.Status),
+			EndToEndRefund: nullableString(r.EndToEndRefund), ErrorMessage: nullableString(r.ErrorMessage),
+			CreatedAt: isoTime(r.CreatedAt), CompletedAt: isoPtr(r.CompletedAt),
+		}
+	}
+	return out
 }
 
 func viewTransaction(t *domain.Transaction) transactionView {
@@ -204,6 +232,7 @@ func viewTransaction(t *domain.Transaction) transactionView {
 		ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
 		EndToEndRefund: t.EndToEndRefund(), Payer: viewHolder(t.Payer()),
 		Receiver: viewHolder(t.Receiver()), FeeAmount: centsPtr(t.FeeAmount()),
+		AmountRefunded: int64(t.AmountRefunded()), Refunds: viewRefunds(t.Refunds()),
 	}
 	if c := o.Customer; c != nil {
 		v.Customer = &customerView{IP: c.IP, Name: c.Name, Email: c.Email, Document: viewDocument(c.Document),

@@ -60,7 +60,7 @@ func (k pixKeyInput) Validate() error {
 	)
 }
 
-// validate checks every rule of contract section 11 (each field as in section 4), all at once.
+// validate checks every rule of POST /withdrawal (each field as in POST /transaction), all at once.
 func (req *createWithdrawalRequest) validate() []FieldError {
 	err := validation.ValidateStruct(req,
 		validation.Field(&req.Amount, required, cents),

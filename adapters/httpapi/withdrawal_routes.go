@@ -40,7 +40,7 @@ func (s *Server) withdrawalRoutes(r *mux.Router) {
 	r.Name("withdrawal.cancel").Methods(http.MethodPost).Path("/withdrawal/{id}/cancel").
 		Handler(s.authed(domain.ScopeWithdrawalWrite, s.withdrawalAction(d.Cancel.Execute)))
 	r.Name("balance.get").Methods(http.MethodGet).Path("/balance").
-		Handler(s.authed(domain.ScopeTransactionRead, s.getBalance))
+		Handler(s.authed(domain.ScopeBalanceRead, s.getBalance))
 
 	if s.cfg.Sandbox && d.Fail != nil && d.Reject != nil && d.Refund != nil {
 		r.Name("sandbox.withdrawal.fail").Methods(http.MethodPost).Path("/sandbox/withdrawal/{id}/fail").

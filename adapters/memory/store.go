@@ -12,11 +12,12 @@ import (
 
 var _ ports.Pinger = (*Store)(nil)
 
-// Store keeps transactions, withdrawals and the outbox of their events in memory. One
-// read-write mutex guards all of it, so a status change, its events and the account's balance
-// totals are always written together, and CreateReserving checks the balance and inserts under
-// the same lock. The ports are reached through Transactions, Withdrawals and Outbox (one type
-// cannot implement both repositories: their Get and Update differ).
+// Store keeps transactions, withdrawals, the outbox of their events and the ledger in memory.
+// One read-write mutex guards all of it, so a status change, its events and its ledger entries
+// are always written together, and a checked posting (a withdrawal, a refund) is checked
+// against the balance and stored under the same lock: nothing can interleave. The ports are
+// reached through Transactions, Withdrawals, Outbox and Ledger (one type cannot implement both
+// repositories: their Get and Update differ).
 //
 // Aggregates are kept as domain records, never as the caller's pointers. A transaction is kept
 // once: the sorted per-account list and the lookups by id, idempotency key and status point at
@@ -24,7 +25,7 @@ var _ ports.Pinger = (*Store)(nil)
 // change once set. A transaction with a 1 KB QR code takes about 2.5 KiB; each event it raises
 // about 1 KiB more (BenchmarkStoredTransaction measures it).
 //
-// fn of Update and check of CreateReserving run under the lock: they must not call the store.
+// fn of Update runs under the lock: it must not call the store.
 type Store struct {
 	mu sync.RWMutex
 
@@ -32,26 +33,35 @@ type Store struct {
 	txByStatus map[domain.TransactionStatus]map[string]*domain.TransactionRecord
 	wdByID     map[string]*domain.WithdrawalRecord
 	wdByStatus map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord
-	ledgers    map[string]*ledger // by account id
+	accounts   map[string]*accountData // by account id
 	events     eventQueue
+	// payments are the claimed end-to-end ids; posted, the ids of postings stored through
+	// Ledger.Post (the only ones that may arrive twice: a status change happens once).
+	payments map[string]*ports.PaymentClaim
+	posted   map[string]struct{}
 
 	transactions Transactions
 	withdrawals  Withdrawals
 	outbox       Outbox
+	ledger       Ledger
 }
 
-// ledger is what the store keeps of one account.
-type ledger struct {
+// accountData is what the store keeps of one account (and, under the empty account id, of the
+// service's own ledger).
+type accountData struct {
 	// txs holds the account's transactions sorted by createdAt, then id: lists scan it from
 	// the end, and date filters cut it by binary search. Transactions arrive almost always in
 	// createdAt order, so an insert is nearly always an append.
 	txs     []txRow
 	txByKey map[string]*domain.TransactionRecord // by non-empty idempotency key
 	wdByKey map[string]*domain.WithdrawalRecord  // by non-empty idempotency key
+	wds     []*domain.WithdrawalRecord           // in creation order
 
-	// totals are the per-status sums of every transaction and withdrawal of the account, kept
-	// up to date on every write (they always equal a recomputation); balances derive from them.
-	totals domain.BalanceTotals
+	// entries is the account's ledger, oldest first: entry n is entries.at(n-1). Its last
+	// entry holds the balance.
+	entries entryLog
+	// pending sums the amounts of the account's charges awaiting payment.
+	pending domain.Cents
 }
 
 // NewStore returns an empty store.
@@ -61,9 +71,12 @@ func NewStore() *Store {
 		txByStatus: make(map[domain.TransactionStatus]map[string]*domain.TransactionRecord),
 		wdByID:     make(map[string]*domain.WithdrawalRecord),
 		wdByStatus: make(map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord),
-		ledgers:    make(map[string]*ledger),
+		accounts:   make(map[string]*accountData),
 		events:     newEventQueue(),
+		payments:   make(map[string]*ports.PaymentClaim),
+		posted:     make(map[string]struct{}),
 	}
+	s.ledger.store = s
 	s.transactions.store = s
 	s.withdrawals.store = s
 	s.outbox.store = s
@@ -79,16 +92,19 @@ func (s *Store) Withdrawals() *Withdrawals { return &s.withdrawals }
 // Outbox is the store's ports.Outbox.
 func (s *Store) Outbox() *Outbox { return &s.outbox }
 
+// Ledger is the store's ports.Ledger.
+func (s *Store) Ledger() *Ledger { return &s.ledger }
+
 // Ping implements ports.Pinger: memory always answers.
 func (s *Store) Ping(context.Context) error { return nil }
 
-// ledgerOf returns the account's ledger, creating it when create is set; otherwise nil for an
+// accountOf returns the account's data, creating it when create is set; otherwise nil for an
 // account the store has never seen.
-func (s *Store) ledgerOf(accountID string, create bool) *ledger {
-	l := s.ledgers[accountID]
+func (s *Store) accountOf(accountID string, create bool) *accountData {
+	l := s.accounts[accountID]
 	if l == nil && create {
-		l = &ledger{}
-		s.ledgers[accountID] = l
+		l = &accountData{}
+		s.accounts[accountID] = l
 	}
 	return l
 }
@@ -127,7 +143,7 @@ func rowOf(r *domain.TransactionRecord) txRow {
 }
 
 // insert puts r at its place in the sorted list, by binary search unless it goes last.
-func (l *ledger) insert(r *domain.TransactionRecord) {
+func (l *accountData) insert(r *domain.TransactionRecord) {
 	if n := len(l.txs); n == 0 || compareTransactions(l.txs[n-1].rec, r) < 0 {
 		l.txs = append(l.txs, rowOf(r))
 		return
@@ -137,7 +153,7 @@ func (l *ledger) insert(r *domain.TransactionRecord) {
 }
 
 // refresh rebuilds the row of r, a stored record that an update changed.
-func (l *ledger) refresh(r *domain.TransactionRecord) {
+func (l *accountData) refresh(r *domain.TransactionRecord) {
 	if i, ok := slices.BinarySearchFunc(l.txs, r, compareRow); ok {
 		l.txs[i] = rowOf(r)
 	}
@@ -145,44 +161,14 @@ func (l *ledger) refresh(r *domain.TransactionRecord) {
 
 func compareRow(row txRow, r *domain.TransactionRecord) int { return compareTransactions(row.rec, r) }
 
-// countTransaction adds r to the totals (sign 1) or takes it out (sign -1). The sums of one
-// transaction come from domain.BalanceTotals itself, so the store never restates which fields
-// count.
-func (l *ledger) countTransaction(r *domain.TransactionRecord, sign domain.Cents) {
-	var one domain.BalanceTotals
-	one.AddTransaction(domain.UnmarshalTransactionFromDatabase(*r))
-	if l.totals.Transactions == nil {
-		l.totals.Transactions = make(map[domain.TransactionStatus]domain.TransactionTotals)
+// countPending keeps the account's pending sum as a transaction moves from status from (empty
+// for a new one) to status to.
+func (l *accountData) countPending(amount domain.Cents, from, to domain.TransactionStatus) {
+	if from == domain.TxPixQRCodeGenerated {
+		l.pending -= amount
 	}
-	for status, v := range one.Transactions {
-		cur := l.totals.Transactions[status]
-		cur.Amount += sign * v.Amount
-		cur.Paid += sign * v.Paid
-		cur.Fee += sign * v.Fee
-		if cur == (domain.TransactionTotals{}) {
-			delete(l.totals.Transactions, status)
-		} else {
-			l.totals.Transactions[status] = cur
-		}
-	}
-}
-
-// countWithdrawal is countTransaction for withdrawals.
-func (l *ledger) countWithdrawal(r *domain.WithdrawalRecord, sign domain.Cents) {
-	var one domain.BalanceTotals
-	one.AddWithdrawal(domain.UnmarshalWithdrawalFromDatabase(*r))
-	if l.totals.Withdrawals == nil {
-		l.totals.Withdrawals = make(map[domain.WithdrawalStatus]domain.WithdrawalTotals)
-	}
-	for status, v := range one.Withdrawals {
-		cur := l.totals.Withdrawals[status]
-		cur.Amount += sign * v.Amount
-		cur.Fee += sign * v.Fee
-		if cur == (domain.WithdrawalTotals{}) {
-			delete(l.totals.Withdrawals, status)
-		} else {
-			l.totals.Withdrawals[status] = cur
-		}
+	if to == domain.TxPixQRCodeGenerated {
+		l.pending += amount
 	}
 }
 

@@ -2,7 +2,6 @@ package memory_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -18,12 +17,13 @@ import (
 
 func newStores(*testing.T) storetest.Stores {
 	s := memory.NewStore()
-	return storetest.Stores{Transactions: s.Transactions(), Withdrawals: s.Withdrawals(), Outbox: s.Outbox()}
+	return storetest.Stores{Transactions: s.Transactions(), Withdrawals: s.Withdrawals(), Outbox: s.Outbox(), Ledger: s.Ledger()}
 }
 
 func TestTransactions(t *testing.T) { storetest.TestTransactions(t, newStores) }
 func TestWithdrawals(t *testing.T)  { storetest.TestWithdrawals(t, newStores) }
 func TestOutbox(t *testing.T)       { storetest.TestOutbox(t, newStores) }
+func TestLedger(t *testing.T)       { storetest.TestLedger(t, newStores) }
 
 func TestPingAlwaysAnswers(t *testing.T) {
 	if err := memory.NewStore().Ping(context.Background()); err != nil {
@@ -188,118 +188,6 @@ func TestCustomerEmailFoldsCaseAsEqualFoldDoes(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("customerEmail %q matched %q, want %q", c.filter, got, c.want)
-		}
-	}
-}
-
-// TestBalanceEqualsARecomputation drives random changes through the store and checks, after
-// each, that the balance it keeps up to date equals the balance summed afresh from every stored
-// transaction and withdrawal with domain.BalanceTotals.
-func TestBalanceEqualsARecomputation(t *testing.T) {
-	ctx := context.Background()
-	s := memory.NewStore()
-	rng := rand.New(rand.NewPCG(1, 2))
-	accounts := []string{"acc-1", "acc-2", "acc-3"}
-	var txs, wds []struct{ account, id string }
-	now := base
-
-	txMoves := []func(*domain.Transaction, time.Time) error{
-		func(t *domain.Transaction, at time.Time) error {
-			return t.AttachPix(domain.PixResponse{URI: "x", ExpiresAt: at.Add(time.Hour)}, at)
-		},
-		func(t *domain.Transaction, at time.Time) error { return t.FailEmission("no", at) },
-		func(t *domain.Transaction, at time.Time) error {
-			paid := t.Amount() - domain.Cents(rng.IntN(2))
-			return t.Pay(domain.Payment{AmountPaid: paid, Fee: paid / 100, PaidAt: at}, at)
-		},
-		func(t *domain.Transaction, at time.Time) error { return t.Expire(at.Add(2 * time.Hour)) },
-		func(t *domain.Transaction, at time.Time) error { return t.RequestRefund(at) },
-		func(t *domain.Transaction, at time.Time) error { return t.ConfirmRefund("D", at) },
-		func(t *domain.Transaction, at time.Time) error { return t.FailRefund("no", at) },
-		func(t *domain.Transaction, at time.Time) error { return t.OpenDispute(at) },
-		func(t *domain.Transaction, at time.Time) error { return t.RejectDispute(at) },
-		func(t *domain.Transaction, at time.Time) error { return t.AcceptDispute(at) },
-		func(t *domain.Transaction, at time.Time) error { return t.CompleteInfraction("D", at) },
-	}
-	wdMoves := []func(*domain.Withdrawal, time.Time) error{
-		func(w *domain.Withdrawal, at time.Time) error { return w.StartProcessing(at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Cancel(at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Complete("E", at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Fail("no", at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Reject("no", at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Refund(at) },
-	}
-
-	for step := range 2000 {
-		now = now.Add(time.Second)
-		account := accounts[rng.IntN(len(accounts))]
-		switch op := rng.IntN(10); {
-		case op < 3 || len(txs) == 0:
-			tx := newTransaction(t, step, account, now, false)
-			if err := s.Transactions().Create(ctx, tx); err != nil {
-				t.Fatal(err)
-			}
-			txs = append(txs, struct{ account, id string }{account, tx.ID()})
-		case op < 7:
-			ref := txs[rng.IntN(len(txs))]
-			move := txMoves[rng.IntN(len(txMoves))]
-			_, err := s.Transactions().Update(ctx, ref.account, ref.id, func(t *domain.Transaction) error { return move(t, now) })
-			if err != nil && !errors.Is(err, domain.ErrInvalidTransition) && !errors.Is(err, domain.ErrNotExpired) {
-				t.Fatal(err)
-			}
-		case op < 8:
-			w := newWithdrawal(t, step, account, domain.Cents(1+rng.IntN(3000)), now)
-			err := s.Withdrawals().CreateReserving(ctx, w, func(b domain.Balance) error {
-				if w.Total() > b.Available {
-					return domain.ErrInsufficientBalance
-				}
-				return nil
-			})
-			switch {
-			case err == nil:
-				wds = append(wds, struct{ account, id string }{account, w.ID()})
-			case !errors.Is(err, domain.ErrInsufficientBalance):
-				t.Fatal(err)
-			}
-		default:
-			if len(wds) == 0 {
-				continue
-			}
-			ref := wds[rng.IntN(len(wds))]
-			move := wdMoves[rng.IntN(len(wdMoves))]
-			_, err := s.Withdrawals().Update(ctx, ref.account, ref.id, func(w *domain.Withdrawal) error { return move(w, now) })
-			if err != nil && !errors.Is(err, domain.ErrInvalidTransition) {
-				t.Fatal(err)
-			}
-		}
-		if step%50 != 49 {
-			continue
-		}
-		for _, account := range accounts {
-			var totals domain.BalanceTotals
-			page, err := s.Transactions().List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, tx := range page.Items {
-				totals.AddTransaction(tx)
-			}
-			for _, ref := range wds {
-				if ref.account == account {
-					w, err := s.Withdrawals().Get(ctx, account, ref.id)
-					if err != nil {
-						t.Fatal(err)
-					}
-					totals.AddWithdrawal(w)
-				}
-			}
-			got, err := s.Withdrawals().Balance(ctx, account)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := totals.Balance(); got != want {
-				t.Fatalf("step %d, %s: Balance = %+v, recomputed %+v", step, account, got, want)
-			}
 		}
 	}
 }

@@ -36,11 +36,14 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 		return fmt.Errorf("transaction %s: %w", rec.ID, ports.ErrDuplicate)
 	}
 	if key := rec.Idempotency.Key; key != "" {
-		if l := s.ledgerOf(rec.AccountID, false); l != nil && l.txByKey[key] != nil {
+		if l := s.accountOf(rec.AccountID, false); l != nil && l.txByKey[key] != nil {
 			return fmt.Errorf("transaction idempotency key: %w", ports.ErrDuplicate)
 		}
 	}
 	if err := s.events.admit(events); err != nil {
+		return err
+	}
+	if err := s.apply(t.Postings(), rec.CreatedAt); err != nil {
 		return err
 	}
 
@@ -49,7 +52,7 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 	*stored = ownTransaction(rec, nil)
 	s.txByID[stored.ID] = stored
 	indexStatus(s.txByStatus, stored.ID, "", stored.Status, stored)
-	l := s.ledgerOf(stored.AccountID, true)
+	l := s.accountOf(stored.AccountID, true)
 	l.insert(stored)
 	if key := stored.Idempotency.Key; key != "" {
 		if l.txByKey == nil {
@@ -57,7 +60,7 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 		}
 		l.txByKey[key] = stored
 	}
-	l.countTransaction(stored, 1)
+	l.countPending(stored.Order.Amount, "", stored.Status)
 	s.events.add(events, stored)
 
 	t.SetVersion(1)
@@ -89,7 +92,7 @@ func (r *Transactions) GetByIdempotencyKey(ctx context.Context, accountID, key s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var rec *domain.TransactionRecord
-	if l := s.ledgerOf(accountID, false); l != nil && key != "" {
+	if l := s.accountOf(accountID, false); l != nil && key != "" {
 		rec = l.txByKey[key]
 	}
 	if rec == nil {
@@ -164,7 +167,7 @@ func (s *Store) rowsOf(f *ports.TransactionFilter) []txRow {
 		}
 		return []txRow{rowOf(rec)}
 	}
-	l := s.ledgerOf(f.AccountID, false)
+	l := s.accountOf(f.AccountID, false)
 	if l == nil {
 		return nil
 	}
@@ -207,16 +210,18 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	if err := s.events.admit(events); err != nil {
 		return nil, err
 	}
+	if err := s.apply(working.Postings(), time.Now()); err != nil {
+		return nil, err
+	}
 
 	rec.Version = stored.Version + 1
-	l := s.ledgerOf(accountID, false)
-	l.countTransaction(stored, -1)
+	l := s.accountOf(accountID, false)
+	l.countPending(stored.Order.Amount, stored.Status, rec.Status)
 	indexStatus(s.txByStatus, id, stored.Status, rec.Status, stored)
 	// The record is replaced in place: every index points at it, and createdAt and id, which
 	// place it in the sorted list, never change.
 	*stored = ownTransaction(rec, stored)
 	l.refresh(stored)
-	l.countTransaction(stored, 1)
 	s.events.add(events, stored)
 	return transactionOut(stored), nil
 }

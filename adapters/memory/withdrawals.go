@@ -17,17 +17,17 @@ var _ ports.WithdrawalRepository = (*Withdrawals)(nil)
 // Withdrawals is the ports.WithdrawalRepository of a Store; get it with Store.Withdrawals.
 type Withdrawals struct{ store *Store }
 
-// CreateReserving implements ports.WithdrawalRepository. The duplicate checks come before
+// Create implements ports.WithdrawalRepository. The duplicate checks come before the balance
 // check, so that a request repeated with its idempotency key learns that its withdrawal exists
-// rather than that the balance, which the withdrawal itself used, is short. check runs under
-// the store's lock and must not call the store. CreateReserving records version 1 on w and
-// clears the events it stored.
-func (r *Withdrawals) CreateReserving(ctx context.Context, w *domain.Withdrawal, check func(domain.Balance) error) error {
+// rather than that the balance, which the withdrawal itself used, is short. The check and the
+// withdrawal's entry are made under the store's lock, with the insert. Create records version 1
+// on w and clears the events and postings it stored.
+func (r *Withdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if w == nil || check == nil {
-		return errors.New("memory: nil withdrawal or check")
+	if w == nil {
+		return errors.New("memory: nil withdrawal")
 	}
 	rec, events := w.Record(), w.Events()
 	s := r.store
@@ -36,18 +36,14 @@ func (r *Withdrawals) CreateReserving(ctx context.Context, w *domain.Withdrawal,
 	if _, ok := s.wdByID[rec.ID]; ok {
 		return fmt.Errorf("withdrawal %s: %w", rec.ID, ports.ErrDuplicate)
 	}
-	l := s.ledgerOf(rec.AccountID, false)
+	l := s.accountOf(rec.AccountID, false)
 	if key := rec.Idempotency.Key; key != "" && l != nil && l.wdByKey[key] != nil {
 		return fmt.Errorf("withdrawal idempotency key: %w", ports.ErrDuplicate)
 	}
 	if err := s.events.admit(events); err != nil {
 		return err
 	}
-	var balance domain.Balance
-	if l != nil {
-		balance = l.totals.Balance()
-	}
-	if err := check(balance); err != nil {
+	if err := s.apply(w.Postings(), rec.CreatedAt); err != nil {
 		return err
 	}
 
@@ -56,14 +52,14 @@ func (r *Withdrawals) CreateReserving(ctx context.Context, w *domain.Withdrawal,
 	*stored = ownWithdrawal(rec)
 	s.wdByID[stored.ID] = stored
 	indexStatus(s.wdByStatus, stored.ID, "", stored.Status, stored)
-	l = s.ledgerOf(stored.AccountID, true)
+	l = s.accountOf(stored.AccountID, true)
 	if key := stored.Idempotency.Key; key != "" {
 		if l.wdByKey == nil {
 			l.wdByKey = make(map[string]*domain.WithdrawalRecord)
 		}
 		l.wdByKey[key] = stored
 	}
-	l.countWithdrawal(stored, 1)
+	l.wds = append(l.wds, stored)
 	s.events.add(events, nil)
 
 	w.SetVersion(1)
@@ -95,7 +91,7 @@ func (r *Withdrawals) GetByIdempotencyKey(ctx context.Context, accountID, key st
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var rec *domain.WithdrawalRecord
-	if l := s.ledgerOf(accountID, false); l != nil && key != "" {
+	if l := s.accountOf(accountID, false); l != nil && key != "" {
 		rec = l.wdByKey[key]
 	}
 	if rec == nil {
@@ -128,13 +124,13 @@ func (r *Withdrawals) Update(ctx context.Context, accountID, id string, fn func(
 	if err := s.events.admit(events); err != nil {
 		return nil, err
 	}
+	if err := s.apply(working.Postings(), time.Now()); err != nil {
+		return nil, err
+	}
 
 	rec.Version = stored.Version + 1
-	l := s.ledgerOf(accountID, false)
-	l.countWithdrawal(stored, -1)
 	indexStatus(s.wdByStatus, id, stored.Status, rec.Status, stored)
 	*stored = ownWithdrawal(rec)
-	l.countWithdrawal(stored, 1)
 	s.events.add(events, nil)
 	return withdrawalOut(stored), nil
 }
@@ -166,18 +162,21 @@ func (r *Withdrawals) ListByStatus(ctx context.Context, status domain.Withdrawal
 	return out, nil
 }
 
-// Balance implements ports.WithdrawalRepository from the account's running totals. An account
-// without transactions or withdrawals has a zero balance.
-func (r *Withdrawals) Balance(ctx context.Context, accountID string) (domain.Balance, error) {
+// ListByAccount implements ports.WithdrawalRepository, in creation order.
+func (r *Withdrawals) ListByAccount(ctx context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
 	if err := ctx.Err(); err != nil {
-		return domain.Balance{}, err
+		return nil, err
 	}
 	s := r.store
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	l := s.ledgerOf(accountID, false)
-	if l == nil {
-		return domain.Balance{}, nil
+	out := []*domain.Withdrawal{}
+	l := s.accountOf(accountID, false)
+	if l == nil || p.Number < 1 || p.Size < 1 {
+		return out, nil
 	}
-	return l.totals.Balance(), nil
+	for i := (p.Number - 1) * p.Size; i < len(l.wds) && len(out) < p.Size; i++ {
+		out = append(out, withdrawalOut(l.wds[i]))
+	}
+	return out, nil
 }

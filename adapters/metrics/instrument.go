@@ -134,10 +134,10 @@ type withdrawals struct {
 
 var _ ports.WithdrawalRepository = withdrawals{}
 
-func (r withdrawals) CreateReserving(ctx context.Context, w *domain.Withdrawal, check func(domain.Balance) error) error {
+func (r withdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
 	start := time.Now()
-	err := r.next.CreateReserving(ctx, w, check)
-	r.m.timeCall("withdrawals", "CreateReserving", start, err)
+	err := r.next.Create(ctx, w)
+	r.m.timeCall("withdrawals", "Create", start, err)
 	return err
 }
 
@@ -176,9 +176,80 @@ func (r withdrawals) ListByStatus(ctx context.Context, status domain.WithdrawalS
 	return ws, err
 }
 
-func (r withdrawals) Balance(ctx context.Context, accountID string) (domain.Balance, error) {
+func (r withdrawals) ListByAccount(ctx context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
 	start := time.Now()
-	b, err := r.next.Balance(ctx, accountID)
-	r.m.timeCall("withdrawals", "Balance", start, err)
+	ws, err := r.next.ListByAccount(ctx, accountID, p)
+	r.m.timeCall("withdrawals", "ListByAccount", start, err)
+	return ws, err
+}
+
+// Ledger times every call of the wrapped ledger.
+func (m *Metrics) Ledger(next ports.Ledger) ports.Ledger { return ledger{next, m} }
+
+type ledger struct {
+	next ports.Ledger
+	m    *Metrics
+}
+
+var _ ports.Ledger = ledger{}
+
+func (l ledger) Balance(ctx context.Context, accountID string) (domain.Balance, error) {
+	start := time.Now()
+	b, err := l.next.Balance(ctx, accountID)
+	l.m.timeCall("ledger", "Balance", start, err)
 	return b, err
+}
+
+func (l ledger) Entries(ctx context.Context, f ports.EntryFilter, limit int) ([]domain.Entry, error) {
+	start := time.Now()
+	es, err := l.next.Entries(ctx, f, limit)
+	l.m.timeCall("ledger", "Entries", start, err)
+	return es, err
+}
+
+// Scan is not timed: its time is the caller's, entry by entry.
+func (l ledger) Scan(ctx context.Context, accountID string, fn func(domain.Entry) error) error {
+	return l.next.Scan(ctx, accountID, fn)
+}
+
+func (l ledger) Ledgers(ctx context.Context) ([]string, error) {
+	start := time.Now()
+	ids, err := l.next.Ledgers(ctx)
+	l.m.timeCall("ledger", "Ledgers", start, err)
+	return ids, err
+}
+
+func (l ledger) Post(ctx context.Context, postings ...domain.Posting) error {
+	start := time.Now()
+	err := l.next.Post(ctx, postings...)
+	l.m.timeCall("ledger", "Post", start, err)
+	return err
+}
+
+func (l ledger) ClaimPayment(ctx context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+	start := time.Now()
+	got, err := l.next.ClaimPayment(ctx, c)
+	l.m.timeCall("ledger", "ClaimPayment", start, err)
+	return got, err
+}
+
+func (l ledger) MarkLate(ctx context.Context, endToEndID string) error {
+	start := time.Now()
+	err := l.next.MarkLate(ctx, endToEndID)
+	l.m.timeCall("ledger", "MarkLate", start, err)
+	return err
+}
+
+func (l ledger) LatePayments(ctx context.Context) ([]ports.PaymentClaim, error) {
+	start := time.Now()
+	cs, err := l.next.LatePayments(ctx)
+	l.m.timeCall("ledger", "LatePayments", start, err)
+	return cs, err
+}
+
+func (l ledger) Recover(ctx context.Context) (int, error) {
+	start := time.Now()
+	n, err := l.next.Recover(ctx)
+	l.m.timeCall("ledger", "Recover", start, err)
+	return n, err
 }

@@ -1,6 +1,7 @@
 // Package metrics exports pixgate's Prometheus metrics with prometheus/client_golang: requests
 // by route template and status, transactions created and status changes by status, webhook
-// deliveries by outcome, QR rendering time and store call latency. It instruments ports by
+// deliveries by outcome, late payments by the outcome of their devolution, QR rendering time and
+// store call latency. It instruments ports by
 // wrapping them (a repository wrapped still is the same port), so neither the application nor
 // any other adapter knows metrics exist. Each Metrics has its own registry: no global state.
 package metrics
@@ -29,6 +30,7 @@ type Metrics struct {
 	deliveryTime   *prometheus.HistogramVec
 	qrRender       prometheus.Histogram
 	storeCallTimes *prometheus.HistogramVec
+	latePayments   *prometheus.CounterVec
 }
 
 // New registers every collector, with the Go runtime and process collectors, on a fresh
@@ -64,9 +66,13 @@ func New() *Metrics {
 			Name: "pixgate_store_call_duration_seconds", Help: "Storage port call latency, by port, method and outcome.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5},
 		}, []string{"port", "method", "outcome"}),
+		latePayments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pixgate_late_payments_total",
+			Help: "Payments for charges not awaiting one (kept in suspense), by the outcome of the devolution asked for them (returned, in_progress, not_done, error).",
+		}, []string{"outcome"}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.created, m.statusChanges, m.deliveries, m.deliveryTime,
-		m.qrRender, m.storeCallTimes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.qrRender, m.storeCallTimes, m.latePayments, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -93,4 +99,21 @@ func (m *Metrics) ObserveDelivery(_ domain.Event, a ports.Attempt, status ports.
 	}
 	m.deliveries.WithLabelValues(outcome).Inc()
 	m.deliveryTime.WithLabelValues(outcome).Observe(a.Duration.Seconds())
+}
+
+// ObserveLatePayment counts one late payment by what the acquirer answered to its devolution:
+// returned (DEVOLVIDO), in_progress (EM_PROCESSAMENTO), not_done (NAO_REALIZADO) or error (no
+// answer; the money stays in suspense until the acquirer's callback says more).
+func (m *Metrics) ObserveLatePayment(res ports.DevolutionResult, err error) {
+	outcome := "error"
+	switch {
+	case err != nil:
+	case res.Status == ports.DevolutionReturned:
+		outcome = "returned"
+	case res.Status == ports.DevolutionInProgress:
+		outcome = "in_progress"
+	case res.Status == ports.DevolutionNotDone:
+		outcome = "not_done"
+	}
+	m.latePayments.WithLabelValues(outcome).Inc()
 }

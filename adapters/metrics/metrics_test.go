@@ -49,7 +49,9 @@ func TestStatusChangesAndStoreOutcomesAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A refused transition is no status change.
-	_, err = repo.Update(ctx, "acct", tx.ID(), func(t *domain.Transaction) error { return t.RequestRefund(now) })
+	_, err = repo.Update(ctx, "acct", tx.ID(), func(t *domain.Transaction) error {
+		return t.RequestRefund(domain.RefundRequest{ID: "r1"}, now.Add(time.Hour))
+	})
 	if !errors.Is(err, domain.ErrInvalidTransition) {
 		t.Fatalf("err = %v", err)
 	}
@@ -85,5 +87,36 @@ func TestDeliveriesAreCountedByOutcome(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+func TestLatePaymentsAreCountedByTheOutcomeOfTheirDevolution(t *testing.T) {
+	m := metrics.New()
+	m.ObserveLatePayment(ports.DevolutionResult{Status: ports.DevolutionReturned, ReturnID: "D1"}, nil)
+	m.ObserveLatePayment(ports.DevolutionResult{Status: ports.DevolutionReturned, ReturnID: "D2"}, nil)
+	m.ObserveLatePayment(ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil)
+	m.ObserveLatePayment(ports.DevolutionResult{Status: ports.DevolutionNotDone}, nil)
+	m.ObserveLatePayment(ports.DevolutionResult{}, errors.New("no acquirer API is configured"))
+	body := scrape(t, m)
+	for _, want := range []string{
+		`pixgate_late_payments_total{outcome="returned"} 2`,
+		`pixgate_late_payments_total{outcome="in_progress"} 1`,
+		`pixgate_late_payments_total{outcome="not_done"} 1`,
+		`pixgate_late_payments_total{outcome="error"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestLedgerCallsAreTimed(t *testing.T) {
+	m := metrics.New()
+	l := m.Ledger(memory.NewStore().Ledger())
+	if _, err := l.Balance(context.Background(), "acct"); err != nil {
+		t.Fatal(err)
+	}
+	if body := scrape(t, m); !strings.Contains(body, `pixgate_store_call_duration_seconds_count{method="Balance",outcome="ok",port="ledger"} 1`) {
+		t.Errorf("the ledger's Balance is not timed:\n%s", body)
 	}
 }

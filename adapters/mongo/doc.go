@@ -1,8 +1,10 @@
 // Package mongo stores pixgate's aggregates in MongoDB (driver v2): transactions, withdrawals,
-// the webhook outbox, client accounts and their credentials. It implements
-// ports.TransactionRepository, ports.WithdrawalRepository, ports.Outbox,
-// ports.AccountRepository and ports.Pinger, and must not know HTTP, the use cases or any other
-// adapter. Open connects, pings and creates the indexes; Store hands out the repositories.
+// the webhook outbox, the double-entry ledger and the registry of PIX payments, client
+// accounts and their credentials. It implements ports.TransactionRepository,
+// ports.WithdrawalRepository, ports.Outbox, ports.Ledger, ports.AccountRepository and
+// ports.Pinger, and must not know HTTP, the use cases or any other adapter. Open connects,
+// pings, creates the indexes and brings a database written before the ledger to it; Store
+// hands out the repositories.
 //
 // It works on a standalone server, a replica set and a sharded cluster, and never needs a
 // multi-document transaction: every guarantee below rests on single-document atomicity and
@@ -14,9 +16,15 @@
 //
 //   - transactions: _id (the transaction id), accountId, status, createdAt, updatedAt (date of
 //     the last status), history, the order (amount, customer, items...), the PIX data and the
-//     payment fields, version, idem (see below), search (lower-cased copies the list filters
-//     match) and the outbox fields.
-//   - withdrawals: the same shape for withdrawals, plus seq (see Reservations).
+//     payment fields, refunds (one element per refund: id, amount, reason, status,
+//     endToEndRefund, errorMessage, createdAt, completedAt, idempotency key and fingerprint,
+//     step), version, idem (see below), search (lower-cased copies the list filters match),
+//     the outbox fields and the pending postings (see The ledger).
+//   - withdrawals: the same shape for withdrawals.
+//   - ledger: one document per entry (see The ledger).
+//   - payments: one document per claimed PIX payment: _id (its end-to-end id), transactionId,
+//     accountId, amount, late, createdAt. The unique _id makes the first claim win, for ever.
+//   - migrations: the markers of the ledger migration (see Upgrading).
 //   - accounts: _id, name, status, scopes, webhook secrets, createdAt, version.
 //   - credentials: _id (the client id, unique across accounts), accountId, secretHash,
 //     createdAt, revokedAt.
@@ -66,37 +74,113 @@
 // conditional writes, and a server that does not execute conditional updates atomically
 // (FerretDB v1) stays correct for a single instance.
 //
+// # The ledger
+//
+// Every movement of money is an entry of a double-entry ledger, one document in the ledger
+// collection: _id (the posting's id, derived by the domain from the resource and the
+// transition, never random), accountId ("" for the service's own ledger: late payments), seq,
+// type, resource, resourceId, debit, credit, amount, checked, createdAt, and after
+// {available, blocked}, the merchant's balance once the entry applied. An account's balance is
+// its latest entry's after: one indexed read, whatever the length of its history (plus, for
+// pending, a sum over its charges awaiting payment, through the (accountId, status) index of
+// transactions, which holds only live charges in that status).
+//
+// Entries are numbered per account, seq = 1, 2, 3..., under the unique index (accountId, seq).
+// Posting reads the ledger's head (its highest seq, N: one FindOne sorted backwards on that
+// index), lets domain.NextEntry number, date and apply the posting after it, and inserts the
+// entry as N+1. The index admits one entry per number, and numbers are dense (N+1 is written
+// only by someone who read N, and nothing is ever deleted), so an insert that succeeds was
+// computed from the entry right before it: its balance, and a checked posting's balance check
+// (a withdrawal, a refund's hold: available must cover it), saw every earlier movement of the
+// account. Two writers that read the same head both try N+1; the index admits one, and the
+// other reads again and retries (jittered backoff, Config.MaxRetries, then
+// ports.ErrVersionConflict). Hence two debits can never pass the check on the same money,
+// across any number of instances. A duplicate key on _id instead means the posting is stored
+// already: posting is idempotent, which is what makes retries, recovery and racing instances
+// store each movement once. (Which unique index refused an insert is asked of the data, by
+// looking the _id up: FerretDB does not name the index in its error.)
+//
+// This is correct where conditional updates are not atomic between clients — FerretDB v1
+// reads the matching document, applies an update in its own memory and writes the document
+// back, so two updateOne({_id, version: v}) can both succeed — because it never relies on
+// one: only on unique indexes, which FerretDB enforces atomically as MongoDB does. Inside one
+// process, the posts to one account also take an in-process lock (ledger locks, a set apart
+// from the document locks, always taken after them), so that its goroutines take turns rather
+// than race through the database.
+//
+// Statements walk the (accountId, createdAt, seq) index backwards: dates never go back within
+// a ledger (domain.NextEntry), so that order is the order of the numbers, and a date filter or
+// a page cursor (turned into a date bound by one point read of the entry before it) is a range
+// of the index, as fast deep in a long ledger as at its top. Type filters are checked on the
+// entries the walk meets.
+//
+// # A status change and its entries
+//
+// The change lives in the resource's document and its entries in the ledger; without a
+// transaction the two writes are made so that a crash between them loses nothing:
+//
+//   - Unchecked postings (a payment and its fee, a refund's completion or failure, a dispute,
+//     a withdrawal coming back) are pushed into a ledgerPending array of the resource's
+//     document in the same version-checked updateOne as the status change, with ledgerDue (the
+//     time of the oldest pending posting, indexed) lowered with $min. Once the write is
+//     stored they are posted and then cleared ($unset of both fields, guarded by the version
+//     written: a change that got in between carried them over and its writer clears them). A
+//     crash in between leaves them in the document; the next change of the document, or
+//     Recover, posts them. Posting twice stores once, so losing a clear (or, on FerretDB, a
+//     race between a clear and another instance's write) costs only a repeated, harmless post.
+//   - Checked postings (a withdrawal's creation, a refund's hold) must pass the balance check
+//     before the change may be stored, so they are posted first, marked open (the entry's open
+//     field holds when it was posted, by the adapter's clock), after fn ran on the freshly read
+//     aggregate. When the check fails the call answers domain.ErrInsufficientBalance and stores
+//     nothing. When the resource write then fails for good — the closure refuses on a later
+//     read, conflicts run out, an insert meets a duplicate — the posting's Void (its
+//     compensating posting, with an id of its own) is posted at once, so the money comes back.
+//     When the write succeeds the open mark is cleared. A write that failed otherwise (the
+//     database went away) may have happened, so the posting stays open. Postings a change
+//     raised before its last checked one go first with it, so that the check sees them.
+//
+// Recover finishes both kinds once they are older than Config.RecoverAfter: documents whose
+// ledgerDue has passed get their pending postings posted and cleared; open entries are
+// settled by looking at their resource — if its stored history implies the entry
+// (domain.ImpliedTransactionPostings, ImpliedWithdrawalPostings: the withdrawal exists, the
+// transaction holds the refund) the mark is cleared, otherwise the entry's Void is posted.
+// Judging by the resource is safe only once the call that posted the entry is over, and a call
+// never lasts longer than Config.OpTimeout (every write of it runs under that deadline):
+// RecoverAfter is at least twice OpTimeout by default, and Open refuses one that is not more
+// than OpTimeout, so a resource write that is not there when Recover looks never lands after.
+// (The open mark and ledgerDue are the posting instance's clock, compared with the recovering
+// instance's: their clocks must agree to well within RecoverAfter less OpTimeout.) Each
+// Recover call looks at a bounded number of documents and entries, the oldest first.
+//
+// # Upgrading
+//
+// The version before the ledger derived balances from the statuses of transactions and
+// withdrawals, and stored neither refunds (a refund was the whole amount paid, in the status
+// only) nor entries. Reading such a transaction in PROCESSING_REFUND or REFUNDED rebuilds its
+// one refund (an id derived from the transaction's, the amount paid, the history step of its
+// request), which its next status change stores. Open then runs MigrateLedger: for every
+// account with transactions or withdrawals it posts the entries their histories imply
+// (unchecked: history is not judged again; deterministic ids make a second run a no-op), and
+// one opening_balance posting per merchant account that brings the ledger to the balance the
+// old rules gave, so GET /balance reads the same before and after the upgrade. The opening
+// figures of an account are decided once, by inserting a marker ("ledger/<account>", unique
+// _id) in migrations, and every instance posts the figures stored there, so two instances
+// starting at once agree; a marker "ledger" ends the migration for good. The old version must
+// be stopped first: its status changes post nothing. Open also drops the withdrawals' old
+// indexes (the (accountId, seq) numbering the old balance check relied on, unique, which new
+// withdrawals without seq would violate).
+//
 // # Uniqueness without partial indexes
 //
 // Unique indexes: _id; (accountId, idem) on transactions and withdrawals; (accountId, seq) on
-// withdrawals. An idempotency key is unique per account, but documents without one must not
+// ledger. An idempotency key is unique per account, but documents without one must not
 // collide, and partial indexes (the usual answer) exist neither on FerretDB nor comfortably on
 // sharded clusters. So idem is always present and always unique: "key:<the key>" when the
 // request had one, "id:<the document's id>" otherwise. A duplicate key error becomes
-// ports.ErrDuplicate.
-//
-// # Reservations without transactions
-//
-// WithdrawalRepository.CreateReserving must never let two withdrawals pass their check on the
-// same money. Each withdrawal takes the next number of its account's sequence, seq, under the
-// unique index (accountId, seq). A reservation reads the account's highest seq N, then
-// computes the balance, calls check, and inserts the withdrawal with seq N+1. Sequence numbers
-// are dense (N+1 is only written after N was read), so a reservation that read N has seen
-// every withdrawal numbered up to N, and the balance it reads afterwards includes them all.
-// Two reservations that read the same N both try N+1: the index admits one; the other gets a
-// duplicate key and starts over, reading N+1 and a balance that includes the winner. After
-// Config.MaxRetries lost races it answers ports.ErrVersionConflict. (A duplicate key may also
-// come from the id or the idempotency key: those are looked up to tell a real duplicate,
-// ports.ErrDuplicate, from a lost race.)
-//
-// # Balances
-//
-// The balance is derived, never stored: per-status sums of the account's live transactions
-// (amount, amountPaid, feeAmount) and withdrawals (amount, fee) computed on the server with
-// $match {accountId, status: {$in: the statuses that move a balance}} and $group by status,
-// served by the (accountId, status) indexes, then handed to domain.BalanceTotals. Each sum is
-// its own small aggregation, sent concurrently, because FerretDB v1 computes only the first
-// accumulator of a $group.
+// ports.ErrDuplicate. A withdrawal looks for a duplicate (id and idem) before its balance is
+// checked, so that a repeated request whose first attempt spent the balance finds its
+// withdrawal; a twin that slips in between is refused by the index at insert, and its posting
+// given back.
 //
 // # Indexes
 //
@@ -107,15 +191,19 @@
 // customer.document.value, search.phones (multikey) and externalCode; (accountId, <field>) for
 // search.name (a regular expression walks the account's keys), endToEnd, endToEndRefund and
 // amount. For the sweepers: (status, pix.expiresAt) on transactions and (status, updatedAt,
-// _id) on both collections. On withdrawals, (accountId, status) for the balance. Accounts by
-// (createdAt, _id); credentials by (accountId, createdAt, _id).
+// _id) on both collections. On withdrawals, (accountId, createdAt, _id) for an account's
+// withdrawals in order. ledgerDue on both, for Recover. On ledger, (accountId, seq) unique,
+// (accountId, createdAt, seq) for statements, open for Recover. On payments, (late, createdAt,
+// _id). Accounts by (createdAt, _id); credentials by (accountId, createdAt, _id).
 //
 // # Sharding
 //
-// Shard transactions and withdrawals on {accountId: 1}: every unique index above starts with
-// accountId except _id, and lists, balances and reservations stay on one shard. MongoDB then
-// enforces _id uniqueness per shard only; ids are random UUIDs made by the service, so a
-// collision across shards is not a practical concern.
+// Shard transactions, withdrawals and ledger on {accountId: 1}: every unique index above
+// starts with accountId except _id, and lists, balances and an account's postings stay on one
+// shard. MongoDB then enforces _id uniqueness per shard only; resource ids are random UUIDs
+// made by the service and posting ids derive from them, so a collision across shards is not a
+// practical concern (an entry's _id is still unique within its account's shard, which is what
+// idempotent posting needs). Payments are keyed by end-to-end id and may be sharded on _id.
 //
 // # Errors
 //

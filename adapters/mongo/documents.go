@@ -1,7 +1,10 @@
 package mongo
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,12 +102,27 @@ func fromHistory[S ~string](h []domain.StatusEntry[S]) []historyDoc {
 	return out
 }
 
-func toHistory[S ~string](h []historyDoc) []domain.StatusEntry[S] {
+// toHistory rebuilds a status history, checking every status with parse: a status this
+// program does not know means the data was changed behind its back, and is refused rather than
+// carried into the domain.
+func toHistory[S ~string](h []historyDoc, parse func(string) (S, error)) ([]domain.StatusEntry[S], error) {
 	out := make([]domain.StatusEntry[S], len(h))
 	for i, e := range h {
-		out[i] = domain.StatusEntry[S]{Status: S(e.Status), Date: e.Date.UTC()}
+		s, err := parse(e.Status)
+		if err != nil {
+			return nil, fmt.Errorf("stored history: %w", err)
+		}
+		out[i] = domain.StatusEntry[S]{Status: s, Date: e.Date.UTC()}
 	}
-	return out
+	return out, nil
+}
+
+// parseWithdrawalStatus accepts exactly one of domain.WithdrawalStatuses.
+func parseWithdrawalStatus(s string) (domain.WithdrawalStatus, error) {
+	if slices.Contains(domain.WithdrawalStatuses(), domain.WithdrawalStatus(s)) {
+		return domain.WithdrawalStatus(s), nil
+	}
+	return "", fmt.Errorf("unknown withdrawal status %q", s)
 }
 
 type customerDoc struct {
@@ -206,8 +224,98 @@ type txFields struct {
 	Receiver       *holderDoc `bson:"receiver"`
 	FeeAmount      *int64     `bson:"feeAmount"`
 
+	// Refunds are the transaction's refunds, oldest first. Documents written before refunds
+	// were kept have none (see legacyRefund).
+	Refunds []refundDoc `bson:"refunds"`
+
 	Search  searchDoc `bson:"search"`
 	Version int64     `bson:"version"`
+}
+
+// refundDoc is one refund of a transaction.
+type refundDoc struct {
+	ID              string     `bson:"id"`
+	Amount          int64      `bson:"amount"`
+	Reason          string     `bson:"reason"`
+	Status          string     `bson:"status"`
+	EndToEndRefund  string     `bson:"endToEndRefund"`
+	ErrorMessage    string     `bson:"errorMessage"`
+	CreatedAt       time.Time  `bson:"createdAt"`
+	CompletedAt     *time.Time `bson:"completedAt"`
+	IdemKey         string     `bson:"idemKey"`
+	IdemFingerprint string     `bson:"idemFingerprint"`
+	Step            int        `bson:"step"`
+}
+
+func fromRefunds(rs []domain.Refund) []refundDoc {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]refundDoc, len(rs))
+	for i, r := range rs {
+		out[i] = refundDoc{
+			ID: r.ID, Amount: int64(r.Amount), Reason: r.Reason, Status: string(r.Status),
+			EndToEndRefund: r.EndToEndRefund, ErrorMessage: r.ErrorMessage, CreatedAt: r.CreatedAt,
+			CompletedAt: r.CompletedAt, IdemKey: r.Idempotency.Key, IdemFingerprint: r.Idempotency.Fingerprint,
+			Step: r.Step,
+		}
+	}
+	return out
+}
+
+func toRefunds(ds []refundDoc) ([]domain.Refund, error) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	out := make([]domain.Refund, len(ds))
+	for i, d := range ds {
+		status := domain.RefundStatus(d.Status)
+		if !slices.Contains([]domain.RefundStatus{domain.RefundProcessing, domain.RefundRefunded, domain.RefundFailed}, status) {
+			return nil, fmt.Errorf("stored refund %s: unknown status %q", d.ID, d.Status)
+		}
+		out[i] = domain.Refund{
+			ID: d.ID, Amount: domain.Cents(d.Amount), Reason: d.Reason, Status: status,
+			EndToEndRefund: d.EndToEndRefund, ErrorMessage: d.ErrorMessage, CreatedAt: d.CreatedAt.UTC(),
+			CompletedAt: utcPtr(d.CompletedAt), Idempotency: domain.Idempotency{Key: d.IdemKey, Fingerprint: d.IdemFingerprint},
+			Step: d.Step,
+		}
+	}
+	return out, nil
+}
+
+// legacyRefund is the refund a transaction stored before refunds were kept had, when it was in
+// a refund (PROCESSING_REFUND) or refunded (REFUNDED): the previous version refunded the whole
+// amount paid, once, and kept only the transaction's status and endToEndRefund. Rebuilding it
+// on read lets such a transaction be confirmed, failed and audited like any other
+// (domain.ImpliedTransactionPostings finds its refund by the history step). Its id derives from
+// the transaction's, so every read, and every instance, names it the same; the first status
+// change stores it for good. ok is false for every other transaction.
+func legacyRefund(r domain.TransactionRecord) (domain.Refund, bool) {
+	if len(r.Refunds) > 0 || (r.Status != domain.TxProcessingRefund && r.Status != domain.TxRefunded) || r.AmountPaid == nil {
+		return domain.Refund{}, false
+	}
+	step := -1
+	for i, h := range r.History {
+		if h.Status == domain.TxProcessingRefund {
+			step = i
+		}
+	}
+	if step < 0 {
+		return domain.Refund{}, false
+	}
+	sum := sha256.Sum256([]byte("legacy-refund/" + r.ID))
+	rf := domain.Refund{
+		ID: hex.EncodeToString(sum[:])[:32], Amount: *r.AmountPaid, Status: domain.RefundProcessing,
+		CreatedAt: r.History[step].Date, Step: step,
+	}
+	if r.Status == domain.TxRefunded {
+		rf.Status, rf.EndToEndRefund = domain.RefundRefunded, r.EndToEndRefund
+		if step+1 < len(r.History) {
+			at := r.History[step+1].Date
+			rf.CompletedAt = &at
+		}
+	}
+	return rf, true
 }
 
 // outboxFields are the pending deliveries of the events a resource raised, kept in the
@@ -222,11 +330,22 @@ type outboxFields struct {
 	OutboxRev int64 `bson:"outboxRev"`
 }
 
+// ledgerFields are the postings of status changes stored in the document but not yet posted
+// to the ledger (see doc.go). A status change appends its unchecked postings here in the same
+// write as the change; once they are posted the array goes, with ledgerDue.
+type ledgerFields struct {
+	LedgerPending []postingDoc `bson:"ledgerPending,omitempty"`
+	// LedgerDue is when the oldest pending posting was stored; Recover finds, through its
+	// index, documents whose postings have waited too long.
+	LedgerDue *time.Time `bson:"ledgerDue,omitempty"`
+}
+
 // txDoc is a stored transaction.
 type txDoc struct {
 	ID     string       `bson:"_id"`
 	Fields txFields     `bson:",inline"`
 	Box    outboxFields `bson:",inline"`
+	Ledger ledgerFields `bson:",inline"`
 }
 
 // txSnapshot is a transaction as an event carries it: the aggregate without its outbox.
@@ -272,7 +391,7 @@ func fromTransaction(t *domain.Transaction) txSnapshot {
 		AmountPaid:        cents(r.AmountPaid), PaymentDate: r.PaymentDate, InfractionDate: r.InfractionDate,
 		ErrorMessage: r.ErrorMessage, EndToEnd: r.EndToEnd, EndToEndRefund: r.EndToEndRefund,
 		Payer: fromHolder(r.Payer), Receiver: fromHolder(r.Receiver), FeeAmount: cents(r.FeeAmount),
-		Version: r.Version,
+		Refunds: fromRefunds(r.Refunds), Version: r.Version,
 	}
 	if c := o.Customer; c != nil {
 		f.Customer = &customerDoc{IP: c.IP, Name: c.Name, Email: c.Email, Document: fromDocument(c.Document),
@@ -346,17 +465,31 @@ func (d *txSnapshot) toTransaction() (*domain.Transaction, error) {
 	if err != nil {
 		return nil, err
 	}
+	status, err := domain.ParseTransactionStatus(f.Status)
+	if err != nil {
+		return nil, fmt.Errorf("stored transaction %s: %w", d.ID, err)
+	}
+	history, err := toHistory(f.History, domain.ParseTransactionStatus)
+	if err != nil {
+		return nil, fmt.Errorf("stored transaction %s: %w", d.ID, err)
+	}
+	refunds, err := toRefunds(f.Refunds)
+	if err != nil {
+		return nil, fmt.Errorf("stored transaction %s: %w", d.ID, err)
+	}
 	r := domain.TransactionRecord{
 		ID: d.ID, AccountID: f.AccountID, Acquirer: f.Acquirer, Order: order,
 		Idempotency: domain.Idempotency{Key: f.IdemKey, Fingerprint: f.IdemFingerprint},
-		CreatedAt:   f.CreatedAt, Status: domain.TransactionStatus(f.Status),
-		History:    toHistory[domain.TransactionStatus](f.History),
+		CreatedAt:   f.CreatedAt, Status: status, History: history,
 		AmountPaid: toCents(f.AmountPaid), PaymentDate: utcPtr(f.PaymentDate), InfractionDate: utcPtr(f.InfractionDate),
 		ErrorMessage: f.ErrorMessage, EndToEnd: f.EndToEnd, EndToEndRefund: f.EndToEndRefund,
-		Payer: payer, Receiver: receiver, FeeAmount: toCents(f.FeeAmount), Version: f.Version,
+		Payer: payer, Receiver: receiver, FeeAmount: toCents(f.FeeAmount), Refunds: refunds, Version: f.Version,
 	}
 	if p := f.Pix; p != nil {
 		r.Pix = &domain.PixResponse{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt.UTC()}
+	}
+	if rf, ok := legacyRefund(r); ok {
+		r.Refunds = []domain.Refund{rf}
 	}
 	return domain.UnmarshalTransactionFromDatabase(r), nil
 }
@@ -390,13 +523,14 @@ type wdFields struct {
 	Version int64 `bson:"version"`
 }
 
-// wdDoc is a stored withdrawal. Seq is its place in the account's sequence of withdrawals, the
-// reservation token of CreateReserving (see doc.go); it never changes.
+// wdDoc is a stored withdrawal. Documents written before the ledger also hold seq, the
+// account's withdrawal sequence number the balance check then relied on; it is no longer read
+// or written.
 type wdDoc struct {
 	ID     string       `bson:"_id"`
-	Seq    int64        `bson:"seq"`
 	Fields wdFields     `bson:",inline"`
 	Box    outboxFields `bson:",inline"`
+	Ledger ledgerFields `bson:",inline"`
 }
 
 // wdSnapshot is a withdrawal as an event carries it.
@@ -430,6 +564,14 @@ func (d *wdSnapshot) toWithdrawal() (*domain.Withdrawal, error) {
 	if err != nil {
 		return nil, err
 	}
+	status, err := parseWithdrawalStatus(f.Status)
+	if err != nil {
+		return nil, fmt.Errorf("stored withdrawal %s: %w", d.ID, err)
+	}
+	history, err := toHistory(f.History, parseWithdrawalStatus)
+	if err != nil {
+		return nil, fmt.Errorf("stored withdrawal %s: %w", d.ID, err)
+	}
 	return domain.UnmarshalWithdrawalFromDatabase(domain.WithdrawalRecord{
 		ID: d.ID, AccountID: f.AccountID, Acquirer: f.Acquirer,
 		Payout: domain.Payout{
@@ -438,8 +580,7 @@ func (d *wdSnapshot) toWithdrawal() (*domain.Withdrawal, error) {
 			ExternalCode: f.ExternalCode, WebhookURL: f.WebhookURL, Payer: payer, Receiver: receiver,
 		},
 		Idempotency: domain.Idempotency{Key: f.IdemKey, Fingerprint: f.IdemFingerprint},
-		CreatedAt:   f.CreatedAt, Status: domain.WithdrawalStatus(f.Status),
-		History:         toHistory[domain.WithdrawalStatus](f.History),
+		CreatedAt:   f.CreatedAt, Status: status, History: history,
 		AmountWithdrawn: toCents(f.AmountWithdrawn), ProcessedDate: utcPtr(f.ProcessedDate),
 		ErrorMessage: f.ErrorMessage, EndToEnd: f.EndToEnd, Version: f.Version,
 	}), nil
@@ -554,14 +695,21 @@ type webhookDoc struct {
 
 // accountDoc is a stored client account.
 type accountDoc struct {
-	ID        string     `bson:"_id"`
-	Name      string     `bson:"name"`
-	Status    string     `bson:"status"`
-	Scopes    []string   `bson:"scopes"`
+	ID     string   `bson:"_id"`
+	Name   string   `bson:"name"`
+	Status string   `bson:"status"`
+	Scopes []string `bson:"scopes"`
+	// ScopeSet counts the revisions of the scope list this program knows: records written
+	// before balance:read existed have none, and get it on read when they could read the
+	// balance then (domain.UpgradeLegacyScopes), so that nobody is locked out by the upgrade.
+	ScopeSet  int        `bson:"scopeSet,omitempty"`
 	Webhook   webhookDoc `bson:"webhook"`
 	CreatedAt time.Time  `bson:"createdAt"`
 	Version   int64      `bson:"version"`
 }
+
+// currentScopeSet is the revision of the scope list this program writes.
+const currentScopeSet = 1
 
 func fromAccount(a *domain.Account, version int64) accountDoc {
 	scopes := make([]string, 0, len(a.Scopes()))
@@ -570,7 +718,7 @@ func fromAccount(a *domain.Account, version int64) accountDoc {
 	}
 	w := a.Webhook()
 	return accountDoc{
-		ID: a.ID(), Name: a.Name(), Status: string(a.Status()), Scopes: scopes,
+		ID: a.ID(), Name: a.Name(), Status: string(a.Status()), Scopes: scopes, ScopeSet: currentScopeSet,
 		Webhook:   webhookDoc{Current: w.Current, Previous: w.Previous, PreviousExpiresAt: utcPtr(w.PreviousExpiresAt)},
 		CreatedAt: a.CreatedAt(), Version: version,
 	}
@@ -580,6 +728,9 @@ func (d *accountDoc) toAccount() *domain.Account {
 	scopes := make([]domain.Scope, len(d.Scopes))
 	for i, s := range d.Scopes {
 		scopes[i] = domain.Scope(s)
+	}
+	if d.ScopeSet < currentScopeSet {
+		scopes = domain.UpgradeLegacyScopes(scopes)
 	}
 	return domain.UnmarshalAccountFromDatabase(d.ID, d.Name, domain.AccountStatus(d.Status), scopes,
 		domain.WebhookSecrets{Current: d.Webhook.Current, Previous: d.Webhook.Previous, PreviousExpiresAt: utcPtr(d.Webhook.PreviousExpiresAt)},

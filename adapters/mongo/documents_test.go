@@ -187,20 +187,195 @@ func TestOutboxDueIsTheEarliestClaimableDelivery(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestTheBalanceSumsOnlyStatusesThatMoveMoney(t *testing.T) {
-	tx := func(a bson.A) []string {
-		var out []string
-		for _, v := range a {
-			out = append(out, v.(string))
+func TestRefundsSurviveTheirDocument(t *testing.T) {
+	tx := richTransaction(t)
+	if err := tx.RejectDispute(t0.Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	req := domain.RefundRequest{ID: "R1", Amount: 990, Reason: "broken", Idempotency: domain.Idempotency{Key: "r-1", Fingerprint: "sha256:cd"}}
+	if err := tx.RequestRefund(req, t0.Add(11*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.ConfirmRefund("R1", "D1", t0.Add(12*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.RequestRefund(domain.RefundRequest{ID: "R2", Amount: 10}, t0.Add(13*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var back txSnapshot
+	roundTrip(t, fromTransaction(tx), &back)
+	got, err := back.toTransaction()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := tx.Record(); !reflect.DeepEqual(got.Record(), want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got.Record().Refunds, want.Refunds)
+	}
+}
+
+// legacyDoc is a transaction document as the version before refunds were kept wrote it: a
+// full refund in the status and endToEndRefund only.
+func legacyDoc(t *testing.T, status domain.TransactionStatus) txSnapshot {
+	t.Helper()
+	tx := richTransaction(t) // BLOCKED
+	if err := tx.RejectDispute(t0.Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.RequestRefund(domain.RefundRequest{ID: "X"}, t0.Add(11*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if status == domain.TxRefunded {
+		if err := tx.ConfirmRefund("X", "D77", t0.Add(12*time.Second)); err != nil {
+			t.Fatal(err)
 		}
-		slices.Sort(out)
-		return out
 	}
-	if got, want := tx(countingTransactionStatuses), []string{"BLOCKED", "PAID", "PIX_QRCODE_GENERATED", "PROCESSING_INFRACTION", "PROCESSING_REFUND"}; !slices.Equal(got, want) {
-		t.Errorf("transaction statuses summed = %v, want %v", got, want)
+	d := fromTransaction(tx)
+	d.Fields.Refunds = nil
+	return d
+}
+
+func TestALegacyRefundIsRebuiltOnRead(t *testing.T) {
+	for _, c := range []struct {
+		status domain.TransactionStatus
+		want   domain.RefundStatus
+		e2e    string
+	}{{domain.TxProcessingRefund, domain.RefundProcessing, ""}, {domain.TxRefunded, domain.RefundRefunded, "D77"}} {
+		t.Run("a transaction "+string(c.status)+" without refunds gets one refund of everything paid", func(t *testing.T) {
+			var back txSnapshot
+			roundTrip(t, legacyDoc(t, c.status), &back)
+			got, err := back.toTransaction()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs := got.Refunds()
+			if len(rs) != 1 {
+				t.Fatalf("refunds = %+v, want one", rs)
+			}
+			r := rs[0]
+			if len(r.ID) != 32 || r.Amount != *got.AmountPaid() || r.Status != c.want || r.EndToEndRefund != c.e2e || r.Step != 5 ||
+				got.History()[r.Step].Status != domain.TxProcessingRefund {
+				t.Errorf("refund = %+v, want 32 characters, %d cents, %s, e2e %q, step 5", r, *got.AmountPaid(), c.want, c.e2e)
+			}
+			again, _ := back.toTransaction()
+			if again.Refunds()[0].ID != r.ID {
+				t.Errorf("the rebuilt refund's id changes between reads: %s, %s", r.ID, again.Refunds()[0].ID)
+			}
+			// The audit finds the refund's entries in the rebuilt transaction.
+			var kinds []domain.MovementType
+			for _, p := range domain.ImpliedTransactionPostings(got.Record()) {
+				kinds = append(kinds, p.Type)
+			}
+			want := []domain.MovementType{domain.MovePayment, domain.MoveFee, domain.MoveDisputeHold, domain.MoveDisputeRelease, domain.MoveRefundHold}
+			if c.status == domain.TxRefunded {
+				want = append(want, domain.MoveRefund)
+			}
+			if !slices.Equal(kinds, want) {
+				t.Errorf("implied postings %v, want %v", kinds, want)
+			}
+		})
 	}
-	if got, want := tx(holdingWithdrawalStatuses), []string{"PENDING", "PROCESSED", "PROCESSING"}; !slices.Equal(got, want) {
-		t.Errorf("withdrawal statuses summed = %v, want %v", got, want)
+	t.Run("a paid transaction without refunds gets none", func(t *testing.T) {
+		var back txSnapshot
+		roundTrip(t, fromTransaction(richTransaction(t)), &back)
+		if got, err := back.toTransaction(); err != nil || got.Refunds() != nil {
+			t.Errorf("refunds = %+v, %v; want none", got.Refunds(), err)
+		}
+	})
+}
+
+func TestAStatusThisProgramDoesNotKnowIsRefused(t *testing.T) {
+	d := fromTransaction(richTransaction(t))
+	d.Fields.Status = "SETTLED"
+	if _, err := d.toTransaction(); err == nil {
+		t.Error("a transaction in SETTLED was read")
+	}
+	d = fromTransaction(richTransaction(t))
+	d.Fields.History[1].Status = "paid"
+	if _, err := d.toTransaction(); err == nil {
+		t.Error("a history entry in paid was read")
+	}
+}
+
+func TestTheOldBalanceRules(t *testing.T) {
+	paid, fee := domain.Cents(1000), domain.Cents(30)
+	tx := func(s domain.TransactionStatus) domain.TransactionRecord {
+		return domain.TransactionRecord{Status: s, AmountPaid: &paid, FeeAmount: &fee}
+	}
+	for _, c := range []struct {
+		status domain.TransactionStatus
+		want   domain.LedgerBalance
+	}{
+		{domain.TxPaid, domain.LedgerBalance{Available: 970}},
+		{domain.TxBlocked, domain.LedgerBalance{Blocked: 970}},
+		{domain.TxProcessingRefund, domain.LedgerBalance{Blocked: 970}},
+		{domain.TxProcessingInfraction, domain.LedgerBalance{Blocked: 970}},
+		{domain.TxRefunded, domain.LedgerBalance{}},
+		{domain.TxInfraction, domain.LedgerBalance{}},
+	} {
+		if got := legacyTransactionBalance(tx(c.status)); got != c.want {
+			t.Errorf("a %s transaction counted %+v, want %+v", c.status, got, c.want)
+		}
+	}
+	for _, s := range domain.WithdrawalStatuses() {
+		w := domain.WithdrawalRecord{Status: s, Payout: domain.Payout{Amount: 500, Fee: 5}}
+		want := domain.LedgerBalance{}
+		if s == domain.WdPending || s == domain.WdProcessing || s == domain.WdProcessed {
+			want.Available = -505
+		}
+		if got := legacyWithdrawalBalance(w); got != want {
+			t.Errorf("a %s withdrawal counted %+v, want %+v", s, got, want)
+		}
+	}
+}
+
+func TestAnEntrySurvivesItsDocument(t *testing.T) {
+	p := domain.Posting{ID: "w/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: "acc", Resource: domain.ResourceWithdrawal,
+		ResourceID: "w", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 505, Checked: true}
+	e, err := domain.NextEntry(&domain.Entry{Seq: 4, CreatedAt: t0, BalanceAfter: domain.LedgerBalance{Available: 1000, Blocked: 7}}, p, t0.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back entryDoc
+	roundTrip(t, fromEntry(e), &back)
+	if got, _ := back.toEntry(); !reflect.DeepEqual(got, e) {
+		t.Errorf("read back %+v, want %+v", got, e)
+	}
+	var pback postingDoc
+	p.Checked = false
+	roundTrip(t, fromPosting(p), &pback)
+	if got := pback.toPosting(); got != p {
+		t.Errorf("pending posting read back %+v, want %+v", got, p)
+	}
+}
+
+func TestPostingsUpToTheLastCheckedOneGoFirst(t *testing.T) {
+	pay := domain.Posting{ID: "p", Amount: 10}
+	fee := domain.Posting{ID: "f", Amount: 1}
+	hold := domain.Posting{ID: "h", Amount: 9, Checked: true}
+	done := domain.Posting{ID: "d", Amount: 9}
+	for _, c := range []struct {
+		name    string
+		in      []domain.Posting
+		first   []domain.Posting
+		pending []string
+	}{
+		{"unchecked postings all wait", []domain.Posting{pay, fee}, []domain.Posting{}, []string{"p", "f"}},
+		{"a checked posting goes first", []domain.Posting{hold}, []domain.Posting{hold}, nil},
+		{"what comes before a checked posting goes with it", []domain.Posting{pay, fee, hold, done}, []domain.Posting{pay, fee, hold}, []string{"d"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			first, pending, err := splitPostings(c.in, t0)
+			var ids []string
+			for _, d := range pending {
+				ids = append(ids, d.ID)
+			}
+			if err != nil || !slices.Equal(first, c.first) || !slices.Equal(ids, c.pending) {
+				t.Errorf("split = %v, %v, %v; want %v, %v", first, ids, err, c.first, c.pending)
+			}
+		})
+	}
+	if _, _, err := splitPostings([]domain.Posting{{ID: "z"}}, t0); !errors.Is(err, domain.ErrInvalidPosting) {
+		t.Errorf("a posting of nothing: %v, want ErrInvalidPosting", err)
 	}
 }
 

@@ -2,6 +2,8 @@ package mongo
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	mdb "go.mongodb.org/mongo-driver/v2/mongo"
@@ -26,6 +28,12 @@ const (
 	IndexTxExternalCode   = "tx_account_external"
 	IndexTxAmount         = "tx_account_amount"
 	IndexTxIdempotency    = "tx_account_idem"
+	// IndexWdAccountCreated serves an account's withdrawals oldest first.
+	IndexWdAccountCreated = "wd_account_created"
+	// IndexLedgerSeq numbers each account's entries; it finds the head of a ledger.
+	IndexLedgerSeq = "ledger_account_seq"
+	// IndexLedgerCreated serves statements: their order and their date filters.
+	IndexLedgerCreated = "ledger_account_created"
 )
 
 // newest is the suffix of every list index: the default order, so that a filtered page comes
@@ -84,12 +92,13 @@ func (s *Store) createIndexes(ctx context.Context) error {
 		index("tx_status_updated", bson.D{{Key: "status", Value: 1}, {Key: "updatedAt", Value: 1}, {Key: "_id", Value: 1}}),
 	}
 	tx = append(tx, outboxIndexes("tx")...)
+	tx = append(tx, index("tx_ledger_due", bson.D{{Key: "ledgerDue", Value: 1}}))
 	wd := []mdb.IndexModel{
-		// The reservation token: one withdrawal per (account, seq). See doc.go.
-		unique("wd_account_seq", bson.D{{Key: "accountId", Value: 1}, {Key: "seq", Value: -1}}),
 		unique("wd_account_idem", account("idem")),
-		index("wd_account_status", account("status")),
+		// ListByAccount, and the ledger migration, walk an account's withdrawals oldest first.
+		index(IndexWdAccountCreated, bson.D{{Key: "accountId", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}),
 		index("wd_status_updated", bson.D{{Key: "status", Value: 1}, {Key: "updatedAt", Value: 1}, {Key: "_id", Value: 1}}),
+		index("wd_ledger_due", bson.D{{Key: "ledgerDue", Value: 1}}),
 	}
 	wd = append(wd, outboxIndexes("wd")...)
 	all := map[string][]mdb.IndexModel{
@@ -98,16 +107,56 @@ func (s *Store) createIndexes(ctx context.Context) error {
 		collAccounts:     {index("account_created", bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})},
 		collCredentials: {index("credential_account_created", bson.D{
 			{Key: "accountId", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})},
+		collLedger: {
+			// The entry numbers: one entry per (account, seq). The head, Scan and Ledgers read it.
+			unique(IndexLedgerSeq, bson.D{{Key: "accountId", Value: 1}, {Key: "seq", Value: 1}}),
+			// Statements: newest first, cut by dates (see Entries).
+			index(IndexLedgerCreated, bson.D{{Key: "accountId", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "seq", Value: 1}}),
+			// Recover's open entries.
+			index("ledger_open", bson.D{{Key: "open", Value: 1}}),
+		},
+		collPayments: {index("payment_late", bson.D{{Key: "late", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})},
 	}
 	// One createIndexes command per index: FerretDB v1 crashes the connection when one
 	// command names several indexes that all exist already (every restart), while a single
 	// existing index is a no-op there as on MongoDB.
-	for _, name := range []string{collTransactions, collWithdrawals, collAccounts, collCredentials} {
+	for _, name := range []string{collTransactions, collWithdrawals, collAccounts, collCredentials, collLedger, collPayments} {
 		for _, m := range all[name] {
 			if _, err := s.db.Collection(name).Indexes().CreateOne(ctx, m); err != nil {
 				return mapErr(ctx, "create indexes on "+name, err)
 			}
 		}
 	}
+	return s.dropObsoleteIndexes(ctx)
+}
+
+// obsoleteIndexes are indexes earlier versions created and this one no longer uses: the
+// withdrawals' sequence numbers (the balance check before the ledger; new withdrawals have no
+// seq, and a unique index over a missing field would let an account have one withdrawal only)
+// and the withdrawals' balance sums by status.
+var obsoleteIndexes = map[string][]string{collWithdrawals: {"wd_account_seq", "wd_account_status"}}
+
+// dropObsoleteIndexes drops the obsolete indexes a database still has. Two instances starting
+// at once may both try; the index one of them did not find is gone either way.
+func (s *Store) dropObsoleteIndexes(ctx context.Context) error {
+	for coll, names := range obsoleteIndexes {
+		specs, err := s.db.Collection(coll).Indexes().ListSpecifications(ctx)
+		if err != nil {
+			return mapErr(ctx, "list indexes of "+coll, err)
+		}
+		for _, spec := range specs {
+			if !slices.Contains(names, spec.Name) {
+				continue
+			}
+			err := s.db.Collection(coll).Indexes().DropOne(ctx, spec.Name)
+			var se mdb.ServerError
+			if err != nil && !(errors.As(err, &se) && se.HasErrorCode(indexNotFound)) {
+				return mapErr(ctx, "drop index "+spec.Name, err)
+			}
+		}
+	}
 	return nil
 }
+
+// indexNotFound is the server's IndexNotFound error code.
+const indexNotFound = 27

@@ -5,9 +5,10 @@ import (
 	"hash/fnv"
 )
 
-// localLocks serialise, inside one process, the writes to one document (and the reservations
-// of one account). They are not what makes the adapter correct between processes — the version
-// checks and unique indexes on the server do that — but they add two things:
+// localLocks serialise, inside one process, the writes to one document (Store.locks) and the
+// posts to one account's ledger (Store.ledgerLocks). They are not what makes the adapter
+// correct between processes — the version checks and unique indexes on the server do that —
+// but they add two things:
 //
 //   - Goroutines of one process no longer race each other through the database: twenty
 //     concurrent updates of one transaction cost twenty writes instead of the quadratic number
@@ -16,11 +17,14 @@ import (
 //     instance. FerretDB v1 (the suites' database) reads the matching document, applies the
 //     update in its own memory and writes the whole document back by _id: two concurrent
 //     updateOne({_id, version: v}) both match and both write. Serialised here, they cannot
-//     interleave. Several pixgate instances on such a server are NOT safe; on MongoDB they are.
+//     interleave. Several pixgate instances updating one document on such a server are NOT
+//     safe; on MongoDB they are. The ledger does not depend on this: it rests on unique
+//     indexes, which FerretDB enforces atomically (see doc.go).
 //
 // The locks are a fixed set of stripes, keyed by a hash: unrelated documents may share a
 // stripe (they then wait for each other a little), and the set never grows. A caller never
-// holds two stripes at once, so stripes cannot deadlock.
+// holds two stripes of one set at once, and takes a ledger stripe only while holding a
+// document stripe, never the other way round, so stripes cannot deadlock.
 type localLocks struct {
 	stripes [256]chan struct{}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -28,8 +29,9 @@ type Config struct {
 	// OpTimeout bounds each call of a port method, retries included (default 5s). A call that
 	// runs out of it answers ports.ErrUnavailable.
 	OpTimeout time.Duration
-	// OpenTimeout bounds Open: connecting, the first ping and creating the indexes
-	// (default 30s).
+	// OpenTimeout bounds connecting, the first ping and creating the indexes (default 30s).
+	// The ledger migration Open runs next, on a database written before the ledger, is bounded
+	// by Open's context only, each of its calls by OpTimeout.
 	OpenTimeout time.Duration
 	// ServerSelectionTimeout is how long the driver looks for a usable server before giving up
 	// on one operation (default 5s; OpTimeout still bounds it).
@@ -39,9 +41,26 @@ type Config struct {
 	MaxPoolSize uint64
 	MinPoolSize uint64
 	// MaxRetries bounds how often a contended write is retried: a closure-shaped update that
-	// lost the race to the version check, a reservation that lost its sequence number
+	// lost the race to the version check, a ledger post that lost its entry's number
 	// (default 64). After that the call answers ports.ErrVersionConflict.
 	MaxRetries int
+	// RecoverAfter is how old a half-done status change must be before Ledger().Recover
+	// finishes it (default 10s, and at least twice OpTimeout). It must exceed OpTimeout, the
+	// longest a call may still be writing: Recover gives back the balance a checked posting
+	// held when its status change is not stored, which is right only once the call that would
+	// store it is over; and the instances' clocks must agree to well within RecoverAfter less
+	// OpTimeout, since Recover compares its clock with the posting instance's. Open refuses a
+	// value that does not exceed OpTimeout.
+	RecoverAfter time.Duration
+	// Clock stamps the marks Recover reads, tells Recover the time, and dates the entries of
+	// postings that carry no date of their own (late payments, opening balances); transitions
+	// date theirs with the application's clock (default: the system's clock). Tests set it to
+	// look at the database from a later moment.
+	Clock ports.Clock
+	// Logger receives the one line of a ledger migration and the warnings of ledger work left
+	// to Recover (counts, ids and error texts only, never amounts or customer data); nil
+	// discards them.
+	Logger *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -60,8 +79,21 @@ func (c Config) withDefaults() Config {
 	if c.MaxRetries <= 0 {
 		c.MaxRetries = 64
 	}
+	if c.RecoverAfter <= 0 {
+		c.RecoverAfter = max(10*time.Second, 2*c.OpTimeout)
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	return c
 }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
 
 // Collection names.
 const (
@@ -69,6 +101,8 @@ const (
 	collWithdrawals  = "withdrawals"
 	collAccounts     = "accounts"
 	collCredentials  = "credentials"
+	collLedger       = "ledger"
+	collPayments     = "payments"
 )
 
 // Store is a connection to one MongoDB database and the repositories built on it. It is safe
@@ -79,23 +113,50 @@ type Store struct {
 	client *mdb.Client
 	db     *mdb.Database
 	locks  *localLocks
+	// ledgerLocks serialise the posts to one account's ledger inside this process. They are a
+	// set apart from locks: a writer holding a document's lock posts its entries, so it holds
+	// one of each, always in that order, and never two of one set.
+	ledgerLocks *localLocks
 
 	transactions *TransactionRepository
 	withdrawals  *WithdrawalRepository
 	outbox       *Outbox
 	accounts     *AccountRepository
+	ledger       *LedgerRepository
 }
 
 var _ ports.Pinger = (*Store)(nil)
 
-// Open connects to the database, checks that it answers and creates the indexes the
-// repositories need (creating an index that exists is a no-op). A database that cannot be
-// reached answers ports.ErrUnavailable.
+// Open connects to the database, checks that it answers, creates the indexes the
+// repositories need (creating an index that exists is a no-op) and brings a database written
+// before the ledger to it (MigrateLedger). A database that cannot be reached answers
+// ports.ErrUnavailable.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.URI == "" || cfg.Database == "" {
 		return nil, errors.New("mongo: a URI and a database name are required")
 	}
 	cfg = cfg.withDefaults()
+	if cfg.RecoverAfter <= cfg.OpTimeout {
+		return nil, fmt.Errorf("mongo: RecoverAfter (%s) must exceed OpTimeout (%s)", cfg.RecoverAfter, cfg.OpTimeout)
+	}
+	s, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.MigrateLedger(ctx)
+	if err != nil {
+		_ = s.client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if m.Accounts > 0 || m.Entries > 0 {
+		cfg.Logger.Info("mongo: ledger migrated", "accounts", m.Accounts, "entries", m.Entries)
+	}
+	return s, nil
+}
+
+// connect connects, pings, creates the indexes and builds the repositories, within
+// OpenTimeout.
+func connect(ctx context.Context, cfg Config) (*Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.OpenTimeout)
 	defer cancel()
 
@@ -105,8 +166,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		SetMinPoolSize(cfg.MinPoolSize).
 		SetServerSelectionTimeout(cfg.ServerSelectionTimeout).
 		// Majority on both sides: an acknowledged write survives a failover, and a read never
-		// returns what a failover could roll back (the reservation argument in doc.go relies
-		// on reads that do not go backwards).
+		// returns what a failover could roll back (the ledger's argument in doc.go relies on
+		// reads that do not go backwards).
 		SetWriteConcern(writeconcern.Majority()).
 		SetReadConcern(readconcern.Majority()).
 		SetReadPreference(readpref.Primary())
@@ -115,7 +176,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		// Connect only parses and validates options; it does no I/O.
 		return nil, fmt.Errorf("mongo: %v", err)
 	}
-	s := &Store{cfg: cfg, client: client, db: client.Database(cfg.Database), locks: newLocalLocks()}
+	s := &Store{cfg: cfg, client: client, db: client.Database(cfg.Database), locks: newLocalLocks(), ledgerLocks: newLocalLocks()}
 	if err := client.Ping(ctx, readpref.Primary()); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
 		return nil, mapErr(ctx, "open", err)
@@ -125,7 +186,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.transactions = &TransactionRepository{s: s, coll: s.db.Collection(collTransactions)}
-	s.withdrawals = &WithdrawalRepository{s: s, coll: s.db.Collection(collWithdrawals), txColl: s.db.Collection(collTransactions)}
+	s.withdrawals = &WithdrawalRepository{s: s, coll: s.db.Collection(collWithdrawals)}
+	s.ledger = &LedgerRepository{s: s, entries: s.db.Collection(collLedger), payments: s.db.Collection(collPayments),
+		txColl: s.db.Collection(collTransactions), wdColl: s.db.Collection(collWithdrawals),
+		migrations: s.db.Collection(collMigrations)}
 	s.outbox = &Outbox{s: s, txColl: s.db.Collection(collTransactions), wdColl: s.db.Collection(collWithdrawals)}
 	s.accounts = &AccountRepository{s: s, accounts: s.db.Collection(collAccounts), credentials: s.db.Collection(collCredentials)}
 	return s, nil
@@ -162,6 +226,9 @@ func (s *Store) Outbox() *Outbox { return s.outbox }
 // Accounts returns the account repository.
 func (s *Store) Accounts() *AccountRepository { return s.accounts }
 
+// Ledger returns the ledger.
+func (s *Store) Ledger() *LedgerRepository { return s.ledger }
+
 // op bounds one port call by the operation timeout.
 func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.cfg.OpTimeout)
@@ -173,6 +240,15 @@ func (s *Store) lock(ctx context.Context, key string) (func(), error) {
 	unlock, err := s.locks.lock(ctx, key)
 	if err != nil {
 		return nil, mapErr(ctx, "wait for "+key, err)
+	}
+	return unlock, nil
+}
+
+// lockLedger takes the in-process lock of the account's ledger (see Store.ledgerLocks).
+func (s *Store) lockLedger(ctx context.Context, accountID string) (func(), error) {
+	unlock, err := s.ledgerLocks.lock(ctx, accountID)
+	if err != nil {
+		return nil, mapErr(ctx, "wait for the ledger of "+accountID, err)
 	}
 	return unlock, nil
 }

@@ -29,16 +29,39 @@ var _ ports.TransactionRepository = (*TransactionRepository)(nil)
 var withoutOutbox = bson.D{{Key: "outbox", Value: 0}}
 
 // Create inserts the transaction's document, at version 1, with its raised events as pending
-// deliveries; then it records the version on t and forgets the events, as stored. The unique
-// indexes on _id and (accountId, idem) answer the duplicates.
+// deliveries and its raised postings (a new transaction has none, but one built further along
+// may) posted as any change's are (see changes.go); then it records the version on t and
+// forgets the events and postings, as stored. The unique indexes on _id and (accountId, idem)
+// answer the duplicates.
 func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transaction) error {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
+	// A transaction is created pending and raises no posting; one built further along does,
+	// dated by its transitions (an undated one at the creation, as the memory store does).
+	first, pending, err := splitPostings(t.Postings(), t.CreatedAt())
+	if err != nil {
+		return err
+	}
 	snap := fromTransaction(t)
 	snap.Fields.Version = 1
-	doc := txDoc{ID: snap.ID, Fields: snap.Fields, Box: newOutbox(t.Events())}
-	if _, err := r.coll.InsertOne(ctx, doc); err != nil {
-		return mapErr(ctx, "create transaction "+t.ID(), err)
+	doc := txDoc{ID: snap.ID, Fields: snap.Fields, Box: newOutbox(t.Events()), Ledger: pendingFields(pending, r.s.cfg.Clock.Now())}
+	unlock, err := r.s.lock(ctx, collTransactions+"/"+t.ID())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if len(first) > 0 {
+		// A duplicate must answer ErrDuplicate, not find its postings taken: look first.
+		dup, err := exists(ctx, r.coll, bson.D{{Key: "_id", Value: t.ID()}})
+		if err == nil && !dup {
+			dup, err = exists(ctx, r.coll, bson.D{{Key: "accountId", Value: t.AccountID()}, {Key: "idem", Value: doc.Fields.Idem}})
+		}
+		if err != nil || dup {
+			return dupErr("transaction", t.ID(), err)
+		}
+	}
+	if err := r.s.createDoc(ctx, r.coll, t.ID(), doc, t.CreatedAt(), first, pending); err != nil {
+		return err
 	}
 	t.SetVersion(1)
 	t.ClearEvents()
@@ -186,13 +209,25 @@ func (r *TransactionRepository) findMany(ctx context.Context, filter bson.D, opt
 
 // Update reads the transaction, applies fn and writes the result only if the stored version is
 // still the one read: updateOne({_id, version: v}, {$set: fields and version v+1, $push: the new
-// deliveries}). Losing that race (nothing matched) means another writer got in between: read
-// again and apply fn again, a bounded number of times. The aggregate's fields and its new
-// deliveries go in one single-document write, so a status change and its notification are
-// stored together or not at all.
+// deliveries and pending postings}). Losing that race (nothing matched) means another writer
+// got in between: read again and apply fn again, a bounded number of times. The aggregate's
+// fields, its new deliveries and its unchecked postings go in one single-document write, so a
+// status change, its notification and its entries are stored together or not at all; a
+// checked posting (a refund's hold) is posted before that write, and given back if the write
+// does not happen (see changes.go).
 func (r *TransactionRepository) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
-	return updateVersioned(ctx, r.s, r.coll, collTransactions, accountID, id, r.findOne, fn,
+	return updateVersioned(ctx, r.s, r.coll, collTransactions, accountID, id, r.findForUpdate, fn,
 		func(t *domain.Transaction) any { return fromTransaction(t).Fields })
+}
+
+// findForUpdate reads a transaction and the postings its document holds pending.
+func (r *TransactionRepository) findForUpdate(ctx context.Context, filter bson.D) (*domain.Transaction, []postingDoc, error) {
+	var d txDoc
+	if err := r.coll.FindOne(ctx, filter, options.FindOne().SetProjection(withoutOutbox)).Decode(&d); err != nil {
+		return nil, nil, mapErr(ctx, "get transaction", err)
+	}
+	t, err := (&txSnapshot{ID: d.ID, Fields: d.Fields}).toTransaction()
+	return t, d.Ledger.LedgerPending, err
 }
 
 // aggregate is what updateVersioned needs of a Transaction or a Withdrawal.
@@ -200,14 +235,21 @@ type aggregate interface {
 	Version() int64
 	SetVersion(int64)
 	Events() []domain.Event
+	Postings() []domain.Posting
 	ClearEvents()
 }
 
 // updateVersioned is the closure-shaped, version-checked update of one aggregate document
-// (see TransactionRepository.Update): read, apply fn, write guarded by the version read, and
-// on a lost race read and apply again, a bounded number of times.
+// (see TransactionRepository.Update): read, apply fn, post the checked postings fn raised,
+// write guarded by the version read with the unchecked ones pending, and on a lost race read
+// and apply again, a bounded number of times. Once the write is stored, the document's pending
+// postings (this change's, and any an interrupted writer left) are posted and cleared.
+//
+// The checked postings are given back when the write is known not to have happened: fn
+// refusing on a later read, a posting refused, conflicts exhausted. A write that failed
+// otherwise (the database went away) may have happened, so they stay for Recover to judge.
 func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Collection, collName, accountID, id string,
-	find func(context.Context, bson.D) (A, error), fn func(A) error, fields func(A) any) (A, error) {
+	find func(context.Context, bson.D) (A, []postingDoc, error), fn func(A) error, fields func(A) any) (A, error) {
 	var zero A
 	ctx, cancel := s.op(ctx)
 	defer cancel()
@@ -218,47 +260,65 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 	defer unlock()
 	what := "update " + collName + " " + id
 	filter := bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}}
+	held := s.ledger.newChecked(s.cfg.Clock.Now())
 	for attempt := 0; attempt < s.cfg.MaxRetries; attempt++ {
 		if attempt > 0 {
 			if err := backoff(ctx, attempt); err != nil {
-				return zero, mapErr(ctx, what, err)
+				return zero, held.fail(ctx, mapErr(ctx, what, err))
 			}
 		}
-		a, err := find(ctx, filter)
+		a, stillPending, err := find(ctx, filter)
 		if err != nil {
-			return zero, err
+			return zero, held.fail(ctx, err)
 		}
 		v := a.Version()
 		if err := fn(a); err != nil {
-			return zero, err
+			return zero, held.fail(ctx, err)
+		}
+		now := s.cfg.Clock.Now()
+		first, pending, err := splitPostings(a.Postings(), now)
+		if err != nil {
+			return zero, held.fail(ctx, err)
+		}
+		if err := held.take(ctx, first); err != nil {
+			return zero, held.fail(ctx, err)
 		}
 		events := a.Events()
 		a.ClearEvents()
 		a.SetVersion(v + 1)
-		ok, err := writeVersioned(ctx, coll, id, v, fields(a), events)
+		ok, err := writeVersioned(ctx, coll, id, v, fields(a), events, pending, now)
 		if err != nil {
 			return zero, mapErr(ctx, what, err)
 		}
 		if ok {
+			s.finish(ctx, held, coll, id, v+1, append(stillPending, pending...))
 			return a, nil
 		}
 	}
-	return zero, fmt.Errorf("mongo %s: %w", what, ports.ErrVersionConflict)
+	return zero, held.fail(ctx, fmt.Errorf("mongo %s: %w", what, ports.ErrVersionConflict))
 }
 
 // writeVersioned stores fields (which carry version v+1) over document id if its version is
-// still v, and appends the deliveries of events to its outbox in the same write. The outbox's
-// revision moves too, so that an outbox write working from an older read (see outbox.go) does
-// not overwrite outboxDue without the new deliveries. It reports whether the version matched.
-func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v int64, fields any, events []domain.Event) (bool, error) {
+// still v, and appends the deliveries of events to its outbox and pending to its pending
+// postings in the same write. The outbox's revision moves too, so that an outbox write working
+// from an older read (see outbox.go) does not overwrite outboxDue without the new deliveries.
+// It reports whether the version matched.
+func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v int64, fields any, events []domain.Event,
+	pending []postingDoc, now time.Time) (bool, error) {
 	update := bson.D{{Key: "$set", Value: fields}}
+	var push, lower bson.D
 	if len(events) > 0 {
 		ob := newOutbox(events)
-		update = append(update,
-			bson.E{Key: "$push", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "$each", Value: ob.Outbox}}}}},
-			bson.E{Key: "$min", Value: bson.D{{Key: "outboxDue", Value: *ob.OutboxDue}}},
-			bson.E{Key: "$inc", Value: bson.D{{Key: "outboxRev", Value: int64(1)}}},
-		)
+		push = append(push, bson.E{Key: "outbox", Value: bson.D{{Key: "$each", Value: ob.Outbox}}})
+		lower = append(lower, bson.E{Key: "outboxDue", Value: *ob.OutboxDue})
+		update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: "outboxRev", Value: int64(1)}}})
+	}
+	if lf := pendingFields(pending, now); len(lf.LedgerPending) > 0 {
+		push = append(push, bson.E{Key: "ledgerPending", Value: bson.D{{Key: "$each", Value: lf.LedgerPending}}})
+		lower = append(lower, bson.E{Key: "ledgerDue", Value: *lf.LedgerDue})
+	}
+	if len(push) > 0 {
+		update = append(update, bson.E{Key: "$push", Value: push}, bson.E{Key: "$min", Value: lower})
 	}
 	res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: v}}, update)
 	if err != nil {

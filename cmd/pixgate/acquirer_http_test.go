@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/application"
 )
 
 // POST /acquirer/pix over HTTP with Banco Central's callback bodies. Helpers here start with
@@ -163,21 +165,54 @@ func TestAcquirerPaymentPaysTheTransaction(t *testing.T) {
 	}
 }
 
+// acqE2ECounter numbers the end-to-end ids of one test binary: an end-to-end id identifies one
+// payment, once, so each payment of a test needs its own.
+var acqE2ECounter atomic.Int64
+
+// acqNewE2E is a fresh end-to-end id: E, an ISPB, yyyyMMddHHmm and 11 alphanumerics.
+func acqNewE2E() string {
+	return fmt.Sprintf("E00360305202611221419%011d", acqE2ECounter.Add(1))
+}
+
+// acqRefund asks for a refund of amount cents (0: all) and returns the refund's id, the
+// devolution id callbacks name.
+func (e *env) acqRefund(tok, id string, amount int64) string {
+	e.t.Helper()
+	var body any
+	if amount > 0 {
+		body = map[string]any{"amount": amount}
+	}
+	r := e.do("POST", "/transaction/"+id+"/refund", tok, body)
+	if r.status != http.StatusAccepted {
+		e.t.Fatalf("refund: %d %s", r.status, r.body)
+	}
+	refunds := r.json(e.t)["refunds"].([]any)
+	return refunds[len(refunds)-1].(map[string]any)["id"].(string)
+}
+
+// acqDevolucaoOf is a devolution of refund id for amount (reais) with status.
+func acqDevolucaoOf(id, valor, status string) map[string]any {
+	d := acqDevolucao(status)
+	d["id"], d["valor"] = id, valor
+	return d
+}
+
 func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 	e := acqEnv(t, nil)
 	_, tok := e.account()
+	e.lcFund(tok) // refunds need an available balance that covers them
 	notify := func(t *testing.T, entries ...any) []acqResult {
 		t.Helper()
 		return acqResults(t, e.acqNotify(map[string]any{"pix": entries}))
 	}
-	paid := func(t *testing.T) (id, txid string) {
+	paid := func(t *testing.T) (id, txid, e2e string) {
 		t.Helper()
 		id = e.lcCreate(tok)
-		txid = acqTxID(t, id)
-		if res := notify(t, acqPix(txid, acqE2E)); res[0].Outcome != "applied" {
+		txid, e2e = acqTxID(t, id), acqNewE2E()
+		if res := notify(t, acqPix(txid, e2e)); res[0].Outcome != "applied" {
 			t.Fatalf("paying: %+v", res)
 		}
-		return id, txid
+		return id, txid, e2e
 	}
 	unchanged := func(t *testing.T, id string, before response) {
 		t.Helper()
@@ -185,11 +220,12 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 			t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 		}
 	}
+	balance := func() string { return string(e.do("GET", "/balance", tok, nil).body) }
 
 	t.Run("a repeated payment is already_applied and changes nothing", func(t *testing.T) {
-		id, txid := paid(t)
-		before := e.lcGet(tok, id)
-		res := notify(t, acqPix(txid, acqE2E))
+		id, txid, e2e := paid(t)
+		before, money := e.lcGet(tok, id), balance()
+		res := notify(t, acqPix(txid, e2e))
 		if res[0].Outcome != "already_applied" || res[0].Status != "PAID" {
 			t.Fatalf("%+v", res)
 		}
@@ -197,10 +233,13 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 		if n := len(e.lcDeliveries(id, "transaction.paid")); n != 1 {
 			t.Fatalf("%d paid events", n)
 		}
+		if got := balance(); got != money {
+			t.Fatalf("the balance moved: %s -> %s", money, got)
+		}
 	})
 	t.Run("an unknown txid is unknown_txid", func(t *testing.T) {
 		missing := acqTxID(t, "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f")
-		res := notify(t, acqPix(missing, acqE2E), acqPix("txidOfSomeOtherGateway0001", acqE2E))
+		res := notify(t, acqPix(missing, acqNewE2E()), acqPix("txidOfSomeOtherGateway0001", acqNewE2E()))
 		for _, r := range res {
 			if r.Outcome != "unknown_txid" || r.Status != "" || r.Detail == "" {
 				t.Fatalf("%+v", r)
@@ -210,7 +249,7 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 	t.Run("another amount is amount_mismatch and does not pay", func(t *testing.T) {
 		id := e.lcCreate(tok)
 		before := e.lcGet(tok, id)
-		entry := acqPix(acqTxID(t, id), acqE2E)
+		entry := acqPix(acqTxID(t, id), acqNewE2E())
 		entry["valor"] = "10.01"
 		res := notify(t, entry)
 		if res[0].Outcome != "amount_mismatch" || res[0].Status != "PIX_QRCODE_GENERATED" || !strings.Contains(res[0].Detail, "10.01") {
@@ -221,52 +260,155 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 			t.Fatal("the mismatch was not logged for operations")
 		}
 	})
-	t.Run("a payment of an expired charge is invalid_transition", func(t *testing.T) {
+	t.Run("an endToEndId already applied to another charge is duplicate_end_to_end", func(t *testing.T) {
+		_, _, e2e := paid(t)
+		other := e.lcCreate(tok)
+		before, money := e.lcGet(tok, other), balance()
+		res := notify(t, acqPix(acqTxID(t, other), e2e))
+		if res[0].Outcome != "duplicate_end_to_end" || res[0].Status != "PIX_QRCODE_GENERATED" || res[0].Detail == "" {
+			t.Fatalf("%+v", res)
+		}
+		unchanged(t, other, before)
+		if got := balance(); got != money {
+			t.Fatalf("the balance moved: %s -> %s", money, got)
+		}
+		if !strings.Contains(e.log.String(), `"outcome":"duplicate_end_to_end"`) {
+			t.Fatal("the duplicate was not logged for operations")
+		}
+	})
+	t.Run("a payment of an expired charge is late_payment_refunded and the charge stays FAILED", func(t *testing.T) {
 		body := minimalTransaction()
 		body["pix"] = map[string]any{"expirationSeconds": 60}
 		id := e.do("POST", "/transaction", tok, body).json(t)["id"].(string)
 		e.lcExpire(time.Now().Add(2 * time.Minute))
-		before := e.lcGet(tok, id)
-		res := notify(t, acqPix(acqTxID(t, id), acqE2E))
-		if res[0].Outcome != "invalid_transition" || res[0].Status != "FAILED" {
+		before, money := e.lcGet(tok, id), balance()
+		entry := acqPix(acqTxID(t, id), acqNewE2E())
+		res := notify(t, entry)
+		if res[0].Outcome != "late_payment_refunded" || res[0].Status != "FAILED" || !strings.Contains(res[0].Detail, "FAILED") {
 			t.Fatalf("%+v", res)
 		}
 		unchanged(t, id, before)
+		if got := balance(); got != money {
+			t.Fatalf("the money of a late payment is not the merchant's, yet the balance moved: %s -> %s", money, got)
+		}
+		t.Run("the acquirer's retry changes nothing more", func(t *testing.T) {
+			if again := notify(t, entry); again[0].Outcome != "late_payment_refunded" {
+				t.Fatalf("%+v", again)
+			}
+			unchanged(t, id, before)
+		})
+		t.Run("its devolution is matched by the id pixgate asked it under", func(t *testing.T) {
+			back := acqPix(acqTxID(t, id), entry["endToEndId"].(string))
+			back["devolucoes"] = []any{
+				acqDevolucaoOf(application.LateDevolutionID(entry["endToEndId"].(string)), "10.00", "DEVOLVIDO"),
+				acqDevolucaoOf("NotOurs0001", "10.00", "DEVOLVIDO"),
+			}
+			res := notify(t, back)
+			if got := res[0].Devolucoes; len(got) != 2 || (got[0].Outcome != "applied" && got[0].Outcome != "already_applied") ||
+				got[1].Outcome != "unknown_refund" {
+				t.Fatalf("%+v", res)
+			}
+			unchanged(t, id, before)
+		})
 	})
-	t.Run("a second payment with another endToEndId is invalid_transition", func(t *testing.T) {
-		id, txid := paid(t)
-		before := e.lcGet(tok, id)
-		res := notify(t, acqPix(txid, acqOtherE2E))
-		if res[0].Outcome != "invalid_transition" || !strings.Contains(res[0].Detail, acqE2E) {
+	t.Run("a second payment of a paid charge with another endToEndId is late_payment_refunded", func(t *testing.T) {
+		id, txid, e2e := paid(t)
+		before, money := e.lcGet(tok, id), balance()
+		res := notify(t, acqPix(txid, acqNewE2E()))
+		if res[0].Outcome != "late_payment_refunded" || res[0].Status != "PAID" {
 			t.Fatalf("%+v", res)
 		}
 		unchanged(t, id, before)
+		if got := balance(); got != money {
+			t.Fatalf("the balance moved: %s -> %s", money, got)
+		}
+		if before.json(t)["endToEnd"] != e2e {
+			t.Fatalf("endToEnd = %v", before.json(t)["endToEnd"])
+		}
 	})
-	t.Run("DEVOLVIDO settles a refund with endToEndRefund = rtrId, once", func(t *testing.T) {
-		id, txid := paid(t)
-		e.lcStep(tok, id, "refund", http.StatusAccepted)
-		entry := acqPix(txid, acqE2E)
-		entry["devolucoes"] = []any{acqDevolucao("DEVOLVIDO")}
+	t.Run("DEVOLVIDO settles the refund it names, with endToEndRefund = rtrId, once", func(t *testing.T) {
+		id, txid, e2e := paid(t)
+		refund := e.acqRefund(tok, id, 0)
+		entry := acqPix(txid, e2e)
+		entry["devolucoes"] = []any{acqDevolucaoOf(refund, "10.00", "DEVOLVIDO")}
 		res := notify(t, entry)
 		if res[0].Outcome != "already_applied" || len(res[0].Devolucoes) != 1 || res[0].Devolucoes[0].Outcome != "applied" ||
-			res[0].Devolucoes[0].ID != "D0001" || res[0].Status != "REFUNDED" {
+			res[0].Devolucoes[0].ID != refund || res[0].Status != "REFUNDED" {
 			t.Fatalf("%+v", res)
 		}
 		got := e.lcGet(tok, id)
-		lcHistory(t, got.json(t), "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
-		if got.json(t)["endToEndRefund"] != "D00360305202611221430aBcDeFgHiJk" {
-			t.Fatalf("endToEndRefund = %v", got.json(t)["endToEndRefund"])
+		m := got.json(t)
+		lcHistory(t, m, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
+		if m["endToEndRefund"] != "D00360305202611221430aBcDeFgHiJk" || m["amountRefunded"] != float64(1000) {
+			t.Fatalf("endToEndRefund = %v, amountRefunded = %v", m["endToEndRefund"], m["amountRefunded"])
+		}
+		if r := m["refunds"].([]any)[0].(map[string]any); r["status"] != "REFUNDED" || r["endToEndRefund"] != "D00360305202611221430aBcDeFgHiJk" {
+			t.Fatalf("refund %v", r)
 		}
 		if again := notify(t, entry); again[0].Devolucoes[0].Outcome != "already_applied" {
 			t.Fatalf("the repeat: %+v", again)
 		}
 		unchanged(t, id, got)
 	})
+	t.Run("devolutions are matched by refund id: partial refunds, unknown ids, amounts", func(t *testing.T) {
+		id, txid, e2e := paid(t)
+		first := e.acqRefund(tok, id, 400)
+		entry := acqPix(txid, e2e)
+		inProgress := acqDevolucaoOf(first, "4.00", "EM_PROCESSAMENTO")
+		delete(inProgress["horario"].(map[string]any), "liquidacao")
+		entry["devolucoes"] = []any{
+			acqDevolucaoOf("D0001", "4.00", "DEVOLVIDO"),
+			inProgress,
+			acqDevolucaoOf(first, "4.01", "DEVOLVIDO"),
+			acqDevolucaoOf(first, "4.00", "DEVOLVIDO"),
+		}
+		res := notify(t, entry)
+		var outcomes []string
+		for _, d := range res[0].Devolucoes {
+			outcomes = append(outcomes, d.Outcome)
+		}
+		if want := []string{"unknown_refund", "in_progress", "amount_mismatch", "applied"}; !slices.Equal(outcomes, want) {
+			t.Fatalf("outcomes %v, want %v (%+v)", outcomes, want, res)
+		}
+		if res[0].Status != "PAID" {
+			t.Fatalf("a partial refund completed leaves the transaction PAID, not %s", res[0].Status)
+		}
+		got := e.lcGet(tok, id).json(t)
+		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
+		if got["amountRefunded"] != float64(400) {
+			t.Fatalf("amountRefunded = %v", got["amountRefunded"])
+		}
+
+		second := e.acqRefund(tok, id, 600)
+		failed := acqDevolucaoOf(second, "6.00", "NAO_REALIZADO")
+		failed["motivo"] = "Conta do pagador encerrada"
+		entry["devolucoes"] = []any{failed}
+		if res := notify(t, entry); res[0].Devolucoes[0].Outcome != "applied" || res[0].Status != "PAID" {
+			t.Fatalf("%+v", res)
+		}
+		after := e.lcGet(tok, id)
+		m := after.json(t)
+		if msg, _ := m["errorMessage"].(string); !strings.Contains(msg, "Conta do pagador encerrada") {
+			t.Fatalf("errorMessage = %q", msg)
+		}
+		refunds := m["refunds"].([]any)
+		if len(refunds) != 2 || refunds[0].(map[string]any)["status"] != "REFUNDED" || refunds[1].(map[string]any)["status"] != "FAILED" {
+			t.Fatalf("refunds %v", refunds)
+		}
+		if again := notify(t, entry); again[0].Devolucoes[0].Outcome != "already_applied" {
+			t.Fatalf("the repeat: %+v", again)
+		}
+		entry["devolucoes"] = []any{acqDevolucaoOf(second, "6.00", "DEVOLVIDO")}
+		if res := notify(t, entry); res[0].Devolucoes[0].Outcome != "invalid_transition" {
+			t.Fatalf("a failed refund reported returned: %+v", res)
+		}
+		unchanged(t, id, after)
+	})
 	t.Run("DEVOLVIDO completes an accepted MED dispute into INFRACTION", func(t *testing.T) {
-		id, txid := paid(t)
+		id, txid, e2e := paid(t)
 		e.lcStep(tok, id, "med/open", http.StatusOK)
 		e.lcStep(tok, id, "med/accept", http.StatusOK)
-		entry := acqPix(txid, acqE2E)
+		entry := acqPix(txid, e2e)
 		dev := acqDevolucao("DEVOLVIDO")
 		dev["natureza"] = "MED_FRAUDE"
 		entry["devolucoes"] = []any{dev}
@@ -274,31 +416,12 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 			t.Fatalf("%+v", res)
 		}
 	})
-	t.Run("NAO_REALIZADO brings the refund back to PAID with the motivo", func(t *testing.T) {
-		id, txid := paid(t)
-		e.lcStep(tok, id, "refund", http.StatusAccepted)
-		entry := acqPix(txid, acqE2E)
-		dev := acqDevolucao("NAO_REALIZADO")
-		dev["motivo"] = "Conta do pagador encerrada"
-		entry["devolucoes"] = []any{dev}
-		if res := notify(t, entry); res[0].Devolucoes[0].Outcome != "applied" || res[0].Status != "PAID" {
-			t.Fatalf("%+v", res)
-		}
-		got := e.lcGet(tok, id)
-		if msg, _ := got.json(t)["errorMessage"].(string); !strings.Contains(msg, "Conta do pagador encerrada") {
-			t.Fatalf("errorMessage = %q", msg)
-		}
-		if again := notify(t, entry); again[0].Devolucoes[0].Outcome != "already_applied" {
-			t.Fatalf("the repeat: %+v", again)
-		}
-		unchanged(t, id, got)
-	})
 	t.Run("EM_PROCESSAMENTO is in_progress and changes nothing", func(t *testing.T) {
-		id, txid := paid(t)
-		e.lcStep(tok, id, "refund", http.StatusAccepted)
+		id, txid, e2e := paid(t)
+		refund := e.acqRefund(tok, id, 0)
 		before := e.lcGet(tok, id)
-		entry := acqPix(txid, acqE2E)
-		dev := acqDevolucao("EM_PROCESSAMENTO")
+		entry := acqPix(txid, e2e)
+		dev := acqDevolucaoOf(refund, "10.00", "EM_PROCESSAMENTO")
 		delete(dev["horario"].(map[string]any), "liquidacao")
 		entry["devolucoes"] = []any{dev}
 		if res := notify(t, entry); res[0].Devolucoes[0].Outcome != "in_progress" || res[0].Status != "PROCESSING_REFUND" {
@@ -306,25 +429,38 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 		}
 		unchanged(t, id, before)
 	})
-	t.Run("a refund never asked for is invalid_transition", func(t *testing.T) {
-		id, txid := paid(t)
+	t.Run("a devolution of no refund is unknown_refund", func(t *testing.T) {
+		id, txid, e2e := paid(t)
 		before := e.lcGet(tok, id)
-		entry := acqPix(txid, acqE2E)
+		entry := acqPix(txid, e2e)
 		entry["devolucoes"] = []any{acqDevolucao("DEVOLVIDO")}
-		if res := notify(t, entry); res[0].Devolucoes[0].Outcome != "invalid_transition" {
+		if res := notify(t, entry); res[0].Devolucoes[0].Outcome != "unknown_refund" {
 			t.Fatalf("%+v", res)
 		}
 		unchanged(t, id, before)
 	})
 	t.Run("the entries of one callback get one result each, in order", func(t *testing.T) {
 		a, b := e.lcCreate(tok), e.lcCreate(tok)
-		res := notify(t, acqPix(acqTxID(t, a), acqE2E), acqPix("unknown", acqE2E), acqPix(acqTxID(t, b), acqOtherE2E), acqPix(acqTxID(t, a), acqE2E))
+		ea, eb := acqNewE2E(), acqNewE2E()
+		res := notify(t, acqPix(acqTxID(t, a), ea), acqPix("unknown", acqNewE2E()), acqPix(acqTxID(t, b), eb), acqPix(acqTxID(t, a), ea),
+			acqPix(acqTxID(t, b), ea))
 		var got []string
 		for _, r := range res {
 			got = append(got, r.Outcome)
+			if r.Outcome != "late_payment_refunded" && len(r.Devolucoes) != 0 {
+				t.Errorf("devolucoes %v for an entry that had none", r.Devolucoes)
+			}
 		}
-		if want := []string{"applied", "unknown_txid", "applied", "already_applied"}; !slices.Equal(got, want) {
+		if want := []string{"applied", "unknown_txid", "applied", "already_applied", "duplicate_end_to_end"}; !slices.Equal(got, want) {
 			t.Fatalf("outcomes %v, want %v", got, want)
+		}
+	})
+	t.Run("payments through the callback follow the ledger: available is the amount paid less the fee", func(t *testing.T) {
+		_, other := e.account()
+		id := e.lcCreate(other)
+		notify(t, acqPix(acqTxID(t, id), acqNewE2E()))
+		if got := e.do("GET", "/balance", other, nil).json(t); got["available"] != float64(990) || got["blocked"] != float64(0) {
+			t.Fatalf("balance %v, want 1000 less the fee of 10 available", got)
 		}
 	})
 }

@@ -32,6 +32,7 @@ type stores struct {
 	accounts     ports.AccountRepository
 	transactions ports.TransactionRepository
 	withdrawals  ports.WithdrawalRepository
+	ledger       ports.Ledger
 	outbox       ports.Outbox
 	pinger       ports.Pinger
 	close        func(context.Context) error
@@ -43,7 +44,7 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 		s := memory.NewStore()
 		return stores{
 			accounts: memory.NewAccounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
-			outbox: s.Outbox(), pinger: s, close: func(context.Context) error { return nil },
+			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, close: func(context.Context) error { return nil },
 		}, nil
 	case "mongo":
 		s, err := mongo.Open(ctx, mongo.Config{URI: cfg.MongoURI, Database: cfg.MongoDatabase,
@@ -53,7 +54,7 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 		}
 		return stores{
 			accounts: s.Accounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
-			outbox: s.Outbox(), pinger: s, close: s.Close,
+			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, close: s.Close,
 		}, nil
 	}
 	return stores{}, fmt.Errorf("PIXGATE_STORE: store %q is not built in", cfg.Store)
@@ -103,6 +104,9 @@ type app struct {
 	jwks     []byte // the JWKS document of verifier's keys
 	emitter  *pix.Emitter
 	renderer *qr.Renderer
+	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
+	// API Pix, or none (devolutions.go).
+	acquirer ports.Acquirer
 	server   *httpapi.Server
 	metrics  *metrics.Metrics
 	// dispatcher delivers webhooks; tests drive it with DeliverDue.
@@ -160,22 +164,29 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	a.metrics = metrics.New()
 	a.stores.transactions = a.metrics.Transactions(a.stores.transactions)
 	a.stores.withdrawals = a.metrics.Withdrawals(a.stores.withdrawals)
+	a.stores.ledger = a.metrics.Ledger(a.stores.ledger)
 	a.onWebhookAttempt = a.metrics.ObserveDelivery
 	st := a.stores
+	if a.acquirer, err = newAcquirer(cfg, a.clock); err != nil {
+		return nil, err
+	}
 
 	expirer := application.NewExpireTransactions(st.transactions, a.clock)
-	a.jobs = append(a.jobs, job{name: "expiring transactions", interval: 10 * time.Second, run: expirer.RunOnce})
+	a.jobs = append(a.jobs, job{name: "expiring transactions", interval: 10 * time.Second, run: expirer.RunOnce},
+		// The first run, at start, finishes what a crash left half done before requests come.
+		job{name: recoverJobName, interval: 10 * time.Second, run: st.ledger.Recover})
 
 	deps := httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
 		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
-		RefundTransaction: application.NewRefundTransaction(st.transactions, a.clock),
+		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
 		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
 		Ready:             st.pinger,
 		Observer:          a.metrics,
 		Logger:            log,
+		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(st.ledger)},
 	}
 	if cfg.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()

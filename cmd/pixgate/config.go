@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/apipix"
 	"github.com/pixgate/pixgate/application"
 )
 
@@ -48,6 +50,9 @@ type Config struct {
 	FeeBasisPoints  int64
 	WithdrawalFee   int64
 	AcquirerSecret  string
+	AcquirerAPIURL  string // the acquirer's API Pix base (https); empty: no devolution is asked for
+	AcquirerAPIKey  string // its bearer token
+	AcquirerAPICA   string // PEM file of extra CAs for it
 	RateLimitRPS    float64
 	RateLimitBurst  int
 	WebhookPrivate  bool
@@ -173,6 +178,36 @@ func settings() []setting {
 			c.AcquirerSecret = v
 			return nil
 		}},
+		{"PIXGATE_ACQUIRER_API_URL", "", "https base URL of the acquirer's API Pix, where refunds and late payments are sent back (PUT /pix/{e2eid}/devolucao/{id}); empty in production: refunds wait for the acquirer's callback and late payments stay in suspense.", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if _, err := apipix.ParseBaseURL(v); err != nil {
+				return err
+			}
+			c.AcquirerAPIURL = v
+			return nil
+		}},
+		{"PIXGATE_ACQUIRER_API_TOKEN", "", "Bearer token of the acquirer's API Pix (required with PIXGATE_ACQUIRER_API_URL).", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if err := apipix.CheckToken(v); err != nil {
+				return err
+			}
+			c.AcquirerAPIKey = v
+			return nil
+		}},
+		{"PIXGATE_ACQUIRER_API_CA_FILE", "", "PEM file of extra CA certificates trusted for the acquirer's API Pix.", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if err := apipix.AppendCAFile(x509.NewCertPool(), v); err != nil {
+				return err
+			}
+			c.AcquirerAPICA = v
+			return nil
+		}},
 		{"PIXGATE_RATE_LIMIT_RPS", "50", "POST /transaction requests a second per account; 0 turns the limit off.", func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f < 0 || f > 1e6 {
@@ -227,6 +262,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if c.Store == "mongo" && len(c.CredentialKey) == 0 {
 		return Config{}, fmt.Errorf("PIXGATE_CREDENTIAL_KEY: required with PIXGATE_STORE=mongo, so that stored secrets still match after a restart")
 	}
+	if err := acquirerAPIConfig(c); err != nil {
+		return Config{}, err
+	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {
 		for name, v := range map[string]string{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": c.UpstreamToken,
 			"PIXGATE_AUTH_UPSTREAM_JWKS_URL": c.UpstreamJWKS, "PIXGATE_AUTH_UPSTREAM_ISSUER": c.UpstreamIssuer,
@@ -237,6 +275,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// acquirerAPIConfig checks that the acquirer API's settings come together, and not with the
+// sandbox, whose own acquirer answers devolutions.
+func acquirerAPIConfig(c Config) error {
+	switch {
+	case c.AcquirerAPIURL == "" && c.AcquirerAPIKey != "":
+		return fmt.Errorf("PIXGATE_ACQUIRER_API_TOKEN: set without PIXGATE_ACQUIRER_API_URL")
+	case c.AcquirerAPIURL == "" && c.AcquirerAPICA != "":
+		return fmt.Errorf("PIXGATE_ACQUIRER_API_CA_FILE: set without PIXGATE_ACQUIRER_API_URL")
+	case c.AcquirerAPIURL != "" && c.AcquirerAPIKey == "":
+		return fmt.Errorf("PIXGATE_ACQUIRER_API_TOKEN: required with PIXGATE_ACQUIRER_API_URL")
+	case c.AcquirerAPIURL != "" && c.Sandbox:
+		return fmt.Errorf("PIXGATE_ACQUIRER_API_URL: not with PIXGATE_SANDBOX=true, whose acquirer answers devolutions itself")
+	}
+	return nil
 }
 
 func hostPort(dst *string, v string) error {

@@ -67,6 +67,19 @@ func (e *env) lcCreate(tok string) string {
 	return r.json(e.t)["id"].(string)
 }
 
+// lcFund pays a charge of 1000.00 for the account, so that refunds find an available balance
+// to hold (a refund of a charge's whole amount needs more than the charge left after its fee).
+func (e *env) lcFund(tok string) {
+	e.t.Helper()
+	body := minimalTransaction()
+	body["amount"] = 100_000
+	r := e.do("POST", "/transaction", tok, body)
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("creating: %d %s", r.status, r.body)
+	}
+	e.lcStep(tok, r.json(e.t)["id"].(string), "pay", http.StatusOK)
+}
+
 // lcStep posts a sandbox (or refund) route of a transaction and wants status.
 func (e *env) lcStep(tok, id, route string, want int) response {
 	e.t.Helper()
@@ -135,6 +148,7 @@ func lcHistory(t *testing.T, got map[string]any, want ...string) []int64 {
 func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	e := newEnv(t, map[string]string{"PIXGATE_SANDBOX_SETTLE_SECONDS": "0"})
 	_, tok := e.account()
+	e.lcFund(tok)
 
 	// step checks that the 200 answer of a step is the transaction exactly as its GET shows it.
 	step := func(t *testing.T, id, route string, want int) map[string]any {
@@ -203,6 +217,13 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 		if e2e, _ := got["endToEndRefund"].(string); !lcRefundE2E.MatchString(e2e) {
 			t.Errorf("endToEndRefund %q is not D + ISPB + yyyyMMddHHmm + 11 alphanumerics", e2e)
 		}
+		refunds, _ := got["refunds"].([]any)
+		if len(refunds) != 1 || got["amountRefunded"] != float64(1000) {
+			t.Fatalf("amountRefunded %v, refunds %v: want the one refund of the whole 1000", got["amountRefunded"], got["refunds"])
+		}
+		if r := refunds[0].(map[string]any); r["status"] != "REFUNDED" || r["amount"] != float64(1000) || r["endToEndRefund"] != got["endToEndRefund"] {
+			t.Errorf("the refund %v", r)
+		}
 	})
 
 	t.Run("PAID again: a refund that fails goes back to PAID with an errorMessage", func(t *testing.T) {
@@ -213,6 +234,10 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
 		if msg, _ := got["errorMessage"].(string); msg == "" {
 			t.Error("errorMessage is empty")
+		}
+		if r := got["refunds"].([]any)[0].(map[string]any); r["status"] != "FAILED" || r["errorMessage"] != got["errorMessage"] ||
+			r["completedAt"] == nil || got["amountRefunded"] != float64(0) {
+			t.Errorf("the failed refund %v, amountRefunded %v", r, got["amountRefunded"])
 		}
 		t.Run("and the refund can be asked again, which clears it", func(t *testing.T) {
 			r := e.lcStep(tok, id, "refund", http.StatusAccepted).json(t)
@@ -275,6 +300,7 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 	e := newEnv(t, map[string]string{"PIXGATE_SANDBOX_SETTLE_SECONDS": "1"})
 	_, tok := e.account()
+	e.lcFund(tok)
 	id := e.lcCreate(tok)
 	e.lcStep(tok, id, "pay", http.StatusOK)
 	e.lcStep(tok, id, "refund", http.StatusAccepted)
@@ -298,6 +324,7 @@ func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 	e := newEnv(t, map[string]string{"PIXGATE_SANDBOX_SETTLE_SECONDS": "0"})
 	_, tok := e.account()
+	e.lcFund(tok)
 	// The routes that move a transaction, and the one status each leaves.
 	routes := map[string]string{
 		"pay":         "PIX_QRCODE_GENERATED",

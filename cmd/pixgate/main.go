@@ -1,6 +1,6 @@
 // Command pixgate is the PIX payment gateway: `pixgate serve` (also what it does with no
 // sub-command) runs the HTTP API; `pixgate clients create|list|disable` manages client accounts
-// in the configured store. Configuration comes from PIXGATE_* variables (config.go).
+// in the configured store; `pixgate ledger verify` audits its ledger. Configuration comes from PIXGATE_* variables (config.go).
 //
 // This is the only package that knows every adapter: it reads the configuration once, builds
 // each dependency in order and hands it to its user.
@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, cfg, stdout, stderr, nil)
 	case "clients":
 		return clients(ctx, cfg, args, stdout, stderr)
+	case "ledger":
+		return ledgerCmd(ctx, cfg, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -54,4 +56,6 @@ const usage = `usage:
   pixgate clients create --name NAME [--scopes a,b] create an account; prints its client id and secret once
   pixgate clients list                             list accounts
   pixgate clients disable ACCOUNT_ID               disable an account: its tokens stop working
+  pixgate ledger verify [--account ID]             audit the ledger (every ledger, or one account's);
+                                                   prints each disagreement and fails on any
 `

@@ -430,8 +430,17 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 	}}, http.StatusOK)
 	c.ok("POST", "/sandbox/transaction/"+minimal+"/pay", tok, nil, http.StatusOK)
 	c.ok("GET", "/balance", tok, nil, http.StatusOK)
-	c.ok("POST", "/transaction/"+tx+"/refund", tok, nil, http.StatusAccepted)
+	partial := map[string]any{"amount": 2_000, "reason": "one item returned"}
+	c.ok("POST", "/transaction/"+tx+"/refund", tok, partial, http.StatusAccepted, "Idempotency-Key", "openapi-refund-1")
+	c.ok("POST", "/transaction/"+tx+"/refund", tok, partial, http.StatusAccepted, "Idempotency-Key", "openapi-refund-1")
+	c.ok("POST", "/transaction/"+tx+"/refund", tok, map[string]any{"amount": 1_000}, http.StatusUnprocessableEntity, "Idempotency-Key", "openapi-refund-1")
 	c.ok("POST", "/sandbox/transaction/"+tx+"/refund/fail", tok, map[string]any{}, http.StatusOK)
+	c.ok("POST", "/transaction/"+tx+"/refund", tok, map[string]any{"amount": 12_346}, http.StatusUnprocessableEntity)
+	c.send(c.request("POST", "/transaction/"+tx+"/refund", tok, map[string]any{"amount": 0, "reason": ""}), http.StatusUnprocessableEntity, false)
+	c.send(c.request("POST", "/transaction/"+tx+"/refund", tok, map[string]any{"amount": "100"}), http.StatusUnprocessableEntity, false)
+	c.ok("POST", "/transaction/"+tx+"/refund", tok, map[string]any{"amount": 1_000_000}, http.StatusUnprocessableEntity)
+	c.ok("POST", "/transaction/"+tx+"/refund", tok, nil, http.StatusAccepted)
+	c.ok("POST", "/sandbox/transaction/"+tx+"/refund/fail", tok, nil, http.StatusOK)
 	c.ok("POST", "/sandbox/transaction/"+tx+"/med/open", tok, nil, http.StatusOK)
 	c.ok("POST", "/sandbox/transaction/"+tx+"/med/reject", tok, nil, http.StatusOK)
 	c.ok("POST", "/sandbox/transaction/"+tx+"/med/open", tok, nil, http.StatusOK)
@@ -496,12 +505,27 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 	c.send(c.request("GET", "/transaction/not-a-uuid", tok, nil), http.StatusUnprocessableEntity, false)
 	c.ok("GET", "/transaction/0b9e2a47-5f3c-4d1e-8a6b-7c9d0e1f2a3b", tok, nil, http.StatusNotFound)
 	c.ok("GET", "/withdrawal/0b9e2a47-5f3c-4d1e-8a6b-7c9d0e1f2a3b", tok, nil, http.StatusNotFound)
-	c.ok("POST", "/transaction/"+minimal+"/refund", tok, nil, http.StatusAccepted)
+	c.ok("POST", "/transaction/"+minimal+"/refund", tok, map[string]any{"amount": 100}, http.StatusAccepted)
 	c.ok("POST", "/transaction/"+minimal+"/refund", tok, nil, http.StatusConflict)
 	c.send(c.request("GET", "/transaction/"+tx, "", nil), http.StatusUnauthorized, false)
 	c.ok("GET", "/transaction/"+tx, "garbage", nil, http.StatusUnauthorized)
 	c.ok("POST", "/transaction", readOnly, minimalTransaction(), http.StatusForbidden)
 	c.send(c.request("GET", "/balance?x=1", tok, nil), http.StatusUnprocessableEntity, true)
+
+	// The statement: pages, filters, cursors, the CSV export and its refusals.
+	page := c.ok("GET", "/balance/entries?limit=2&type=payment&type=fee&startDate=2020-01-01T00:00:00Z&endDate=2099-01-01T00:00:00-03:00", tok, nil, http.StatusOK).json(t)
+	next, _ := page["nextCursor"].(string)
+	if next == "" {
+		t.Fatalf("no nextCursor on a first page of 2: %v", page)
+	}
+	c.ok("GET", "/balance/entries?limit=2&type=payment&type=fee&startDate=2020-01-01T00:00:00Z&endDate=2099-01-01T00:00:00-03:00&cursor="+url.QueryEscape(next), tok, nil, http.StatusOK)
+	c.ok("GET", "/balance/entries", tok, nil, http.StatusOK)
+	c.ok("GET", "/balance/entries?limit=100", tok, nil, http.StatusOK, "Accept", "text/csv")
+	c.ok("GET", "/balance/entries?cursor="+url.QueryEscape(next), tok, nil, http.StatusUnprocessableEntity)
+	c.ok("GET", "/balance/entries?cursor=garbage", tok, nil, http.StatusUnprocessableEntity)
+	c.send(c.request("GET", "/balance/entries?limit=0", tok, nil), http.StatusUnprocessableEntity, false)
+	c.send(c.request("GET", "/balance/entries?type=tip", tok, nil), http.StatusUnprocessableEntity, false)
+	c.ok("GET", "/balance/entries", readOnly, nil, http.StatusForbidden)
 	c.send(c.request("POST", "/transaction", tok, `{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "metadata": {"x": "`+strings.Repeat("a", 1<<20)+`"}}`),
 		http.StatusRequestEntityTooLarge, true)
 

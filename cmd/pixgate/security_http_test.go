@@ -249,7 +249,8 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 	})
 
 	snapshot := func() map[string]string {
-		s := map[string]string{"balance": e.secBalance(owner)}
+		s := map[string]string{"balance": e.secBalance(owner),
+			"statement": string(e.secWant(http.StatusOK, "GET", "/balance/entries?limit=100", owner, nil).body)}
 		for _, id := range []string{txNew, txPaid, txBlocked, txRefunding} {
 			s[id] = string(e.secWant(http.StatusOK, "GET", "/transaction/"+id, owner, nil).body)
 		}
@@ -291,6 +292,20 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 		}
 		if r := e.secTokenFromEndpoint(clientID, secret); r.status != http.StatusOK {
 			t.Errorf("the owner's credential no longer works: %d %s", r.status, r.body)
+		}
+	})
+
+	t.Run("the statement shows only the caller's own entries", func(t *testing.T) {
+		for _, accept := range []string{"application/json", "text/csv"} {
+			r := e.do("GET", "/balance/entries?limit=100", stranger, nil, "Accept", accept)
+			if r.status != http.StatusOK {
+				t.Fatalf("%s: %d %s", accept, r.status, r.body)
+			}
+			for _, id := range []string{txPaid, txBlocked, txRefunding, wdProcessed, wdProcessing} {
+				if bytes.Contains(r.body, []byte(id)) {
+					t.Fatalf("the stranger's statement (%s) shows the owner's %s", accept, id)
+				}
+			}
 		}
 	})
 
@@ -545,7 +560,7 @@ func TestOWASPAPI2ADisabledAccountAnswers403Forbidden(t *testing.T) {
 		body         any
 	}{
 		{"GET", "/transaction", nil}, {"GET", "/transaction/" + id, nil}, {"POST", "/transaction", minimalTransaction()},
-		{"GET", "/balance", nil}, {"POST", "/auth/credentials", nil}, {"GET", "/webhook/secret", nil},
+		{"GET", "/balance", nil}, {"GET", "/balance/entries", nil}, {"POST", "/auth/credentials", nil}, {"GET", "/webhook/secret", nil},
 	} {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			problemOf(t, e.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "forbidden")
@@ -700,7 +715,8 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 		got := answers["GET /transaction/{id}"].json(t)
 		allowed := []string{"id", "acquirer", "amount", "paymentMethod", "webhookUrl", "externalCode", "customer", "seller",
 			"isInfoProduct", "address", "items", "metadata", "createdAt", "status", "statusHistory", "updatedAt", "amountPaid",
-			"paymentDate", "infractionDate", "pixResponse", "errorMessage", "endToEnd", "endToEndRefund", "payer", "receiver", "feeAmount"}
+			"paymentDate", "infractionDate", "pixResponse", "errorMessage", "endToEnd", "endToEndRefund", "payer", "receiver", "feeAmount",
+			"amountRefunded", "refunds"} // the last two: pixgate's refunds, beyond the document
 		for k := range got {
 			if !slices.Contains(allowed, k) {
 				t.Errorf("field %q is not one of the interface document's", k)
@@ -999,7 +1015,8 @@ var secScopedRoutes = []struct {
 	{"GET", "/withdrawal/{id}", domain.ScopeWithdrawalRead},
 	{"POST", "/withdrawal/{id}/cancel", domain.ScopeWithdrawalWrite},
 	{"GET", "/withdrawal/{id}/events", domain.ScopeWithdrawalRead},
-	{"GET", "/balance", domain.ScopeTransactionRead},
+	{"GET", "/balance", domain.ScopeBalanceRead},
+	{"GET", "/balance/entries", domain.ScopeBalanceRead},
 	{"POST", "/sandbox/transaction/{id}/pay", domain.ScopeTransactionWrite},
 	{"POST", "/sandbox/transaction/{id}/med/open", domain.ScopeTransactionWrite},
 	{"POST", "/sandbox/transaction/{id}/med/accept", domain.ScopeTransactionWrite},
@@ -1252,6 +1269,7 @@ func TestOWASPAPI6ConcurrentStepsOfOnePaymentHappenOnce(t *testing.T) {
 		}
 		return ok
 	}
+	e.secPaid(tok, 100_000) // a refund needs the available balance to cover it; fees took some of this payment's
 	id := e.secCreate(tok, 1_000)
 	if n := race("/sandbox/transaction/" + id + "/pay"); n != 1 {
 		t.Fatalf("%d payments went through, want 1", n)

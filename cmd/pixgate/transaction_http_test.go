@@ -125,6 +125,8 @@ func TestGetTransaction200ShowsTheResourceMaskedAndShaped(t *testing.T) {
 		{"metadata returned", got["metadata"], map[string]any{"campaign": "black-friday", "attempt": float64(1)}},
 		{"paymentDate null", got["paymentDate"], nil},
 		{"errorMessage null", got["errorMessage"], nil},
+		{"nothing refunded", got["amountRefunded"], float64(0)},
+		{"no refunds, an empty list", fmt.Sprintf("%#v", got["refunds"]), "[]interface {}{}"},
 		{"webhookUrl", got["webhookUrl"], "https://merchant.example.com/hooks/pix?source=pixgate"},
 		{"history length", len(history), 2},
 		{"history starts PENDING", history[0].(map[string]any)["status"], "PENDING"},

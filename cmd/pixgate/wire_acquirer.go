@@ -25,8 +25,9 @@ func (a *app) wireAcquirer(deps *httpapi.Deps) error {
 		receiver = &r
 	}
 	deps.Acquirer = httpapi.AcquirerDeps{
-		Notifications: application.NewApplyPixNotifications(a.stores.transactions, pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver),
-		Secret:        a.cfg.AcquirerSecret,
+		Notifications: application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
+			pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment),
+		Secret: a.cfg.AcquirerSecret,
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func (a *app) wireWithdrawals(deps *httpapi.Deps) error {
 		}),
 		Get:     application.NewGetWithdrawal(repo),
 		Cancel:  application.NewCancelWithdrawal(repo, a.clock),
-		Balance: application.NewGetBalance(repo),
+		Balance: application.NewGetBalance(a.stores.ledger),
 		Fail:    application.NewFailWithdrawal(repo, a.clock),
 		Reject:  application.NewRejectWithdrawal(repo, a.clock),
 		Refund:  application.NewRefundWithdrawal(repo, a.clock),

@@ -138,19 +138,20 @@ func TestMoneyWalksThroughTheBalance(t *testing.T) {
 	// Paid: 10000+20000+30000 less a fee of 100 each.
 	e.wantBalance("three paid", tok, 59_700, 0, 5_000)
 
+	// The hold is the amount paid (30000), fee or no fee.
 	e.sandbox(tok, c, "med/open")
-	e.wantBalance("a MED dispute blocks one", tok, 29_800, 29_900, 5_000)
+	e.wantBalance("a MED dispute holds the amount paid", tok, 29_700, 30_000, 5_000)
 
-	// Available 29800: a withdrawal of 29651 would take 29801 with its fee.
-	problemOf(t, e.withdraw(tok, 29_800-wdFee+1), http.StatusUnprocessableEntity, "insufficient_balance")
-	problemOf(t, e.withdraw(tok, 29_800), http.StatusUnprocessableEntity, "insufficient_balance")
-	e.wantBalance("refused withdrawals change nothing", tok, 29_800, 29_900, 5_000)
+	// Available 29700: a withdrawal of 29551 would take 29701 with its fee.
+	problemOf(t, e.withdraw(tok, 29_700-wdFee+1), http.StatusUnprocessableEntity, "insufficient_balance")
+	problemOf(t, e.withdraw(tok, 29_700), http.StatusUnprocessableEntity, "insufficient_balance")
+	e.wantBalance("refused withdrawals change nothing", tok, 29_700, 30_000, 5_000)
 
 	w1 := e.mustWithdraw(tok, 10_000)
 	if w1["status"] != "PROCESSING" || w1["feeAmount"] != float64(wdFee) {
 		t.Fatalf("withdrawal %v, want PROCESSING with a fee of %d", w1, wdFee)
 	}
-	e.wantBalance("a withdrawal in progress holds its amount and fee", tok, 19_650, 29_900, 5_000)
+	e.wantBalance("a withdrawal in progress holds its amount and fee", tok, 19_550, 30_000, 5_000)
 
 	if n := e.settle(); n != 1 {
 		t.Fatalf("settled %d, want 1", n)
@@ -160,21 +161,21 @@ func TestMoneyWalksThroughTheBalance(t *testing.T) {
 	if got["status"] != "PROCESSED" || got["amountWithdrawn"] != float64(10_000) {
 		t.Fatalf("after settling: %v", got)
 	}
-	e.wantBalance("a processed withdrawal keeps its money out", tok, 19_650, 29_900, 5_000)
+	e.wantBalance("a processed withdrawal keeps its money out", tok, 19_550, 30_000, 5_000)
 
 	r := e.do("POST", "/sandbox/withdrawal/"+id1+"/refund", tok, nil)
 	if r.status != http.StatusOK || r.json(t)["status"] != "REFUNDED" {
 		t.Fatalf("refund: %d %s", r.status, r.body)
 	}
-	e.wantBalance("a refunded withdrawal gives its money back", tok, 29_800, 29_900, 5_000)
+	e.wantBalance("a refunded withdrawal gives its money back", tok, 29_700, 30_000, 5_000)
 
-	w2 := e.mustWithdraw(tok, 29_800-wdFee)
-	e.wantBalance("the whole available balance withdrawn", tok, 0, 29_900, 5_000)
+	w2 := e.mustWithdraw(tok, 29_700-wdFee)
+	e.wantBalance("the whole available balance withdrawn", tok, 0, 30_000, 5_000)
 	problemOf(t, e.withdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
-	e.wantBalance("one cent more is refused", tok, 0, 29_900, 5_000)
+	e.wantBalance("one cent more is refused", tok, 0, 30_000, 5_000)
 
 	e.sandbox(tok, c, "med/reject")
-	e.wantBalance("a rejected dispute releases the money", tok, 29_900, 0, 5_000)
+	e.wantBalance("a rejected dispute releases the money", tok, 30_000, 0, 5_000)
 
 	r = e.do("POST", "/sandbox/withdrawal/"+w2["id"].(string)+"/fail", tok, nil)
 	if r.status != http.StatusOK || r.json(t)["status"] != "FAILED" {
@@ -193,11 +194,11 @@ func TestMoneyWalksThroughTheBalance(t *testing.T) {
 	e.wantBalance("the last charge paid", tok, 64_600, 0, 0)
 	e.sandbox(tok, c, "med/open")
 	e.sandbox(tok, c, "med/accept")
-	e.wantBalance("an accepted dispute keeps the money blocked", tok, 34_700, 29_900, 0)
+	e.wantBalance("an accepted dispute keeps the money blocked", tok, 34_600, 30_000, 0)
 	if r := e.do("POST", "/transaction/"+b+"/refund", tok, nil); r.status != http.StatusAccepted {
 		t.Fatalf("refund of a paid transaction: %d %s", r.status, r.body)
 	}
-	e.wantBalance("a refund in progress blocks the money", tok, 14_800, 49_800, 0)
+	e.wantBalance("a refund in progress holds its amount (the amount paid)", tok, 14_600, 50_000, 0)
 }
 
 func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
@@ -654,6 +655,7 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 	_, readTx := e.account(domain.ScopeTransactionRead)
 	_, readWd := e.account(domain.ScopeWithdrawalRead)
 	_, writeWd := e.account(domain.ScopeWithdrawalWrite)
+	_, readBalance := e.account(domain.ScopeBalanceRead)
 
 	routes := []struct {
 		method, path string
@@ -664,7 +666,8 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 		{"POST", "/withdrawal", wdBody(100), "withdrawal:write", writeWd},
 		{"GET", "/withdrawal/" + id, nil, "withdrawal:read", readWd},
 		{"POST", "/withdrawal/" + id + "/cancel", nil, "withdrawal:write", writeWd},
-		{"GET", "/balance", nil, "transaction:read", readTx},
+		{"GET", "/balance", nil, "balance:read", readBalance},
+		{"GET", "/balance/entries", nil, "balance:read", readBalance},
 		{"POST", "/sandbox/withdrawal/" + id + "/fail", nil, "withdrawal:write", writeWd},
 	}
 	for _, rt := range routes {
@@ -675,7 +678,7 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 				t.Errorf("401 without WWW-Authenticate")
 			}
 			problemOf(t, e.do(rt.method, rt.path, "not-a-token", rt.body), http.StatusUnauthorized, "unauthorized")
-			for _, tok := range []string{readTx, readWd, writeWd} {
+			for _, tok := range []string{readTx, readWd, writeWd, readBalance} {
 				if tok == rt.granted {
 					continue
 				}

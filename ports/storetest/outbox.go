@@ -235,7 +235,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("deliveries list a resource's events oldest first, each with the resource as it was", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := createWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		w := fundedWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
 		for i, step := range []func(*domain.Withdrawal) error{
 			func(w *domain.Withdrawal) error { return w.StartProcessing(minutes(1)) },
 			func(w *domain.Withdrawal) error { return w.Complete("E1", minutes(2)) },

@@ -23,6 +23,7 @@ type Stores struct {
 	Transactions ports.TransactionRepository
 	Withdrawals  ports.WithdrawalRepository
 	Outbox       ports.Outbox
+	Ledger       ports.Ledger
 }
 
 // epoch is when the fixtures happen. Times are whole seconds, which every store keeps exactly.
@@ -167,9 +168,10 @@ func applyStep(tx *domain.Transaction, step string, spec txSpec, at time.Time) e
 	case "pay":
 		return tx.Pay(domain.Payment{AmountPaid: spec.paid, PaidAt: at, EndToEnd: spec.endToEnd, Fee: spec.fee}, at)
 	case "refund":
-		return tx.RequestRefund(at)
+		return tx.RequestRefund(domain.RefundRequest{ID: "R" + strings.ReplaceAll(tx.ID(), "-", "")}, at)
 	case "refunded":
-		return tx.ConfirmRefund(spec.refundE2E, at)
+		r, _ := tx.RefundInProgress()
+		return tx.ConfirmRefund(r.ID, spec.refundE2E, at)
 	case "dispute":
 		return tx.OpenDispute(at)
 	case "accept":
@@ -275,14 +277,23 @@ func createTransaction(t *testing.T, s Stores, spec txSpec) *domain.Transaction 
 	return tx
 }
 
-func acceptAll(domain.Balance) error { return nil }
-
-// createWithdrawal builds and stores a withdrawal whatever the balance.
+// createWithdrawal builds and stores a withdrawal; the account must have the money.
 func createWithdrawal(t *testing.T, s Stores, spec wdSpec) *domain.Withdrawal {
 	t.Helper()
 	w := buildWithdrawal(t, spec)
-	if err := s.Withdrawals.CreateReserving(context.Background(), w, acceptAll); err != nil {
-		t.Fatalf("CreateReserving(%s): %v", w.ID(), err)
+	if err := s.Withdrawals.Create(context.Background(), w); err != nil {
+		t.Fatalf("Create(%s): %v", w.ID(), err)
+	}
+	return w
+}
+
+// fundedWithdrawal funds the account with the withdrawal's amount and fee, then creates it.
+func fundedWithdrawal(t *testing.T, s Stores, spec wdSpec) *domain.Withdrawal {
+	t.Helper()
+	w := buildWithdrawal(t, spec)
+	fund(t, s, w.AccountID(), w.Total())
+	if err := s.Withdrawals.Create(context.Background(), w); err != nil {
+		t.Fatalf("Create(%s): %v", w.ID(), err)
 	}
 	return w
 }

@@ -235,7 +235,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("stored version %d, want 2", got.Version())
 		}
 		updated, err = s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-			return t.RequestRefund(minutes(4))
+			return t.RequestRefund(domain.RefundRequest{ID: "R1", Amount: 100}, minutes(4))
 		})
 		if err != nil || updated.Version() != 3 || updated.Status() != domain.TxProcessingRefund {
 			t.Errorf("second Update = %s v%v, %v; want PROCESSING_REFUND v3", statusOf(updated), versionOf(updated), err)
@@ -324,7 +324,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
 		before, _ := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
 		_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-			return t.ConfirmRefund("D1", minutes(2))
+			return t.ConfirmRefund("R1", "D1", minutes(2))
 		})
 		var invalid *domain.InvalidTransitionError
 		if !errors.Is(err, domain.ErrInvalidTransition) || !errors.As(err, &invalid) || invalid.From != string(domain.TxPixQRCodeGenerated) {
@@ -459,8 +459,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 			func(t *domain.Transaction) error {
 				return t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2), EndToEnd: "E-updated"}, minutes(2))
 			},
-			func(t *domain.Transaction) error { return t.RequestRefund(minutes(3)) },
-			func(t *domain.Transaction) error { return t.ConfirmRefund("D-updated", minutes(4)) },
+			func(t *domain.Transaction) error { return t.RequestRefund(domain.RefundRequest{ID: "R1"}, minutes(3)) },
+			func(t *domain.Transaction) error { return t.ConfirmRefund("R1", "D-updated", minutes(4)) },
 		} {
 			if _, err := s.Transactions.Update(ctx, account, tx.ID(), step); err != nil {
 				t.Fatalf("Update %d: %v", i+1, err)

@@ -21,12 +21,13 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		w := richWithdrawal(t, newID())
+		fund(t, s, w.AccountID(), w.Total())
 		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
-		if err := s.Withdrawals.CreateReserving(ctx, w, acceptAll); err != nil {
-			t.Fatalf("CreateReserving: %v", err)
+		if err := s.Withdrawals.Create(ctx, w); err != nil {
+			t.Fatalf("Create: %v", err)
 		}
 		if w.Version() != 1 || len(w.Events()) != 0 {
-			t.Errorf("after CreateReserving: version %d, %d events; want 1, 0", w.Version(), len(w.Events()))
+			t.Errorf("after Create: version %d, %d events; want 1, 0", w.Version(), len(w.Events()))
 		}
 		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
 		if err != nil {
@@ -47,8 +48,9 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		s, ctx := newStore(t), context.Background()
 		w := buildWithdrawal(t, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
 		raised := w.Events()
-		if err := s.Withdrawals.CreateReserving(ctx, w, acceptAll); err != nil {
-			t.Fatalf("CreateReserving: %v", err)
+		fund(t, s, w.AccountID(), w.Total())
+		if err := s.Withdrawals.Create(ctx, w); err != nil {
+			t.Fatalf("Create: %v", err)
 		}
 		ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID())
 		if err != nil || len(ds) != 1 || len(raised) != 1 {
@@ -64,7 +66,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		account := newID()
-		createWithdrawal(t, s, wdSpec{account: account, idemKey: "known"})
+		fundedWithdrawal(t, s, wdSpec{account: account, idemKey: "known"})
 		id := newID()
 		if _, err := s.Withdrawals.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("Get: %v, want ErrNotFound", err)
@@ -83,8 +85,8 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		owner, other := newID(), newID()
-		w := createWithdrawal(t, s, wdSpec{account: owner, idemKey: "payout-1"})
-		createWithdrawal(t, s, wdSpec{account: other})
+		w := fundedWithdrawal(t, s, wdSpec{account: owner, idemKey: "payout-1"})
+		fundedWithdrawal(t, s, wdSpec{account: other})
 		if _, err := s.Withdrawals.Get(ctx, other, w.ID()); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("Get: %v, want ErrNotFound", err)
 		}
@@ -107,11 +109,11 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a second withdrawal with an existing id is a duplicate, even in another account", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		first := createWithdrawal(t, s, wdSpec{account: newID(), amount: 100})
+		first := fundedWithdrawal(t, s, wdSpec{account: newID(), amount: 100})
 		for _, account := range []string{first.AccountID(), newID()} {
 			again := buildWithdrawal(t, wdSpec{account: account, id: first.ID(), amount: 200})
-			if err := s.Withdrawals.CreateReserving(ctx, again, acceptAll); !errors.Is(err, ports.ErrDuplicate) {
-				t.Errorf("CreateReserving in account %s: %v, want ErrDuplicate", account, err)
+			if err := s.Withdrawals.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
+				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
 			}
 		}
 		got, err := s.Withdrawals.Get(ctx, first.AccountID(), first.ID())
@@ -126,14 +128,14 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		account := newID()
 		fund(t, s, account, 1000)
 		first := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
-		if err := s.Withdrawals.CreateReserving(ctx, first, refuseOverdraft(first)); err != nil {
-			t.Fatalf("CreateReserving: %v", err)
+		if err := s.Withdrawals.Create(ctx, first); err != nil {
+			t.Fatalf("Create: %v", err)
 		}
 		// The first withdrawal used all the money: a repeated request must still learn that
 		// its withdrawal exists, not that the balance is short.
 		again := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
-		if err := s.Withdrawals.CreateReserving(ctx, again, refuseOverdraft(again)); !errors.Is(err, ports.ErrDuplicate) {
-			t.Fatalf("CreateReserving: %v, want ErrDuplicate", err)
+		if err := s.Withdrawals.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
+			t.Fatalf("Create: %v, want ErrDuplicate", err)
 		}
 		got, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "payout-7")
 		if err != nil || got.ID() != first.ID() {
@@ -147,8 +149,8 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("two accounts may use the same idempotency key", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		a := createWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
-		b := createWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
+		a := fundedWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
+		b := fundedWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
 		for _, w := range []*domain.Withdrawal{a, b} {
 			got, err := s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), "shared")
 			if err != nil || got.ID() != w.ID() {
@@ -157,7 +159,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
-	t.Run("check sees the account's balance without the new withdrawal", func(t *testing.T) {
+	t.Run("the balance check sees the account's balance without the new withdrawal", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		account := newID()
@@ -165,29 +167,28 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		createTransaction(t, s, txSpec{account: account, amount: 700})
 		createTransaction(t, s, txSpec{account: newID(), amount: 5000, status: domain.TxPaid}) // another account's money
 		createWithdrawal(t, s, wdSpec{account: account, amount: 1000, fee: 10})
-		var seen []domain.Balance
-		w := buildWithdrawal(t, wdSpec{account: account, amount: 500, fee: 5})
-		err := s.Withdrawals.CreateReserving(ctx, w, func(b domain.Balance) error { seen = append(seen, b); return nil })
-		if err != nil {
-			t.Fatalf("CreateReserving: %v", err)
+		// 10000 - 100 - 1010 = 8890 left: one cent more is refused, exactly that is accepted.
+		over := buildWithdrawal(t, wdSpec{account: account, amount: 8881, fee: 10})
+		if err := s.Withdrawals.Create(ctx, over); !errors.Is(err, domain.ErrInsufficientBalance) {
+			t.Fatalf("Create(8891 with the fee): %v, want ErrInsufficientBalance", err)
 		}
-		want := domain.Balance{Available: 10000 - 100 - 1010, Pending: 700}
-		if len(seen) == 0 || seen[len(seen)-1] != want {
-			t.Errorf("check saw %+v, want %+v", seen, want)
+		w := buildWithdrawal(t, wdSpec{account: account, amount: 8880, fee: 10})
+		if err := s.Withdrawals.Create(ctx, w); err != nil {
+			t.Fatalf("Create(8890 with the fee): %v", err)
 		}
-		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != (domain.Balance{Available: want.Available - 505, Pending: 700}) {
-			t.Errorf("Balance = %+v, %v; want the new withdrawal taken out", got, err)
+		if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{Pending: 700}) {
+			t.Errorf("Balance = %+v, %v; want nothing available and 700 pending", got, err)
 		}
 	})
 
-	t.Run("a refused check returns its error and stores nothing", func(t *testing.T) {
+	t.Run("a withdrawal the balance does not cover is refused and stores nothing", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		account := newID()
 		fund(t, s, account, 1000)
 		w := buildWithdrawal(t, wdSpec{account: account, amount: 1001, idemKey: "too-much", webhook: "https://shop.example.com/hooks", status: domain.WdProcessing})
-		if err := s.Withdrawals.CreateReserving(ctx, w, refuseOverdraft(w)); !errors.Is(err, domain.ErrInsufficientBalance) {
-			t.Fatalf("CreateReserving: %v, want the check's error", err)
+		if err := s.Withdrawals.Create(ctx, w); !errors.Is(err, domain.ErrInsufficientBalance) {
+			t.Fatalf("Create: %v, want ErrInsufficientBalance", err)
 		}
 		if _, err := s.Withdrawals.Get(ctx, account, w.ID()); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("Get: %v, want ErrNotFound", err)
@@ -198,7 +199,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 0 {
 			t.Errorf("Deliveries = %v, %v; want none", eventTypes(ds), err)
 		}
-		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != (domain.Balance{Available: 1000}) {
+		if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{Available: 1000}) {
 			t.Errorf("Balance = %+v, %v; want 1000 available", got, err)
 		}
 	})
@@ -213,20 +214,20 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		for i := range ws {
 			ws[i] = buildWithdrawal(t, wdSpec{account: account, amount: 90, fee: 10})
 		}
-		errs := concurrently(n, func(i int) error { return s.Withdrawals.CreateReserving(ctx, ws[i], refuseOverdraft(ws[i])) })
+		errs := concurrently(n, func(i int) error { return s.Withdrawals.Create(ctx, ws[i]) })
 		accepted := 0
 		for _, err := range errs {
 			switch {
 			case err == nil:
 				accepted++
 			case !errors.Is(err, domain.ErrInsufficientBalance):
-				t.Errorf("CreateReserving: %v, want nil or ErrInsufficientBalance", err)
+				t.Errorf("Create: %v, want nil or ErrInsufficientBalance", err)
 			}
 		}
 		if accepted != 10 {
 			t.Errorf("%d reservations of 100 accepted on 1000, want 10", accepted)
 		}
-		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != (domain.Balance{}) {
+		if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{}) {
 			t.Errorf("Balance = %+v, %v; want zero", got, err)
 		}
 	})
@@ -234,7 +235,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an update stores what fn did with the events it raised, and adds one to the version", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := createWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		w := fundedWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
 		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
 		if err := want.StartProcessing(minutes(1)); err != nil {
 			t.Fatal(err)
@@ -296,7 +297,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 1 {
 			t.Errorf("Deliveries = %v, %v; want only the processing event", eventTypes(ds), err)
 		}
-		if b, err := s.Withdrawals.Balance(ctx, account); err != nil || b.Available != 700 {
+		if b, err := s.Ledger.Balance(ctx, account); err != nil || b.Available != 700 {
 			t.Errorf("Balance = %+v, %v; want 700 available, the withdrawal still holding its money", b, err)
 		}
 	})
@@ -304,7 +305,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("of concurrent completions of one withdrawal exactly one wins", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := createWithdrawal(t, s, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+		w := fundedWithdrawal(t, s, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
 		const n = 20
 		errs := concurrently(n, func(i int) error {
 			_, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
@@ -340,9 +341,10 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		w := richWithdrawal(t, newID())
+		fund(t, s, w.AccountID(), w.Total())
 		want := domain.UnmarshalWithdrawalFromDatabase(copyWithdrawalRecord(w.Record()))
-		if err := s.Withdrawals.CreateReserving(ctx, w, acceptAll); err != nil {
-			t.Fatalf("CreateReserving: %v", err)
+		if err := s.Withdrawals.Create(ctx, w); err != nil {
+			t.Fatalf("Create: %v", err)
 		}
 		scribbleWithdrawal(w)
 		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
@@ -360,10 +362,10 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		// PROCESSING is entered 1 s after creation.
-		second := createWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(2), status: domain.WdProcessing})
-		first := createWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(1), status: domain.WdProcessing})
-		createWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
-		createWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                    // still pending
+		second := fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(2), status: domain.WdProcessing})
+		first := fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(1), status: domain.WdProcessing})
+		fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
+		fundedWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                    // still pending
 		until := minutes(2).Add(time.Second)
 
 		got, err := s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 10)
@@ -375,119 +377,6 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
-	t.Run("the balance counts every status by the balance rules", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		for _, spec := range []txSpec{
-			{amount: 300, status: domain.TxPending},                        // nothing yet
-			{amount: 700, status: domain.TxPixQRCodeGenerated},             // pending 700
-			{amount: 10000, fee: 100, status: domain.TxPaid},               // available 9900
-			{amount: 5000, status: domain.TxPaid},                          // available 5000
-			{amount: 2000, fee: 20, status: domain.TxBlocked},              // blocked 1980
-			{amount: 1000, fee: 10, status: domain.TxProcessingRefund},     // blocked 990
-			{amount: 400, status: domain.TxProcessingInfraction},           // blocked 400
-			{amount: 3000, status: domain.TxRefunded},                      // nothing
-			{amount: 600, status: domain.TxInfraction},                     // nothing
-			{amount: 800, status: domain.TxFailed},                         // nothing
-			{amount: 9000, paid: 9000, fee: 90, status: domain.TxRefunded}, // nothing
-		} {
-			spec.account = account
-			createTransaction(t, s, spec)
-		}
-		for _, spec := range []wdSpec{
-			{amount: 1000, fee: 50, status: domain.WdPending},  // holds 1050
-			{amount: 2000, status: domain.WdProcessing},        // holds 2000
-			{amount: 500, fee: 5, status: domain.WdProcessed},  // holds 505
-			{amount: 700, fee: 7, status: domain.WdCanceled},   // nothing
-			{amount: 800, status: domain.WdFailed},             // nothing
-			{amount: 900, status: domain.WdRejected},           // nothing
-			{amount: 1100, fee: 11, status: domain.WdRefunded}, // came back
-		} {
-			spec.account = account
-			createWithdrawal(t, s, spec)
-		}
-		createTransaction(t, s, txSpec{account: newID(), amount: 50000, status: domain.TxPaid}) // another account
-
-		want := domain.Balance{Available: 9900 + 5000 - 1050 - 2000 - 505, Blocked: 1980 + 990 + 400, Pending: 700}
-		if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != want {
-			t.Errorf("Balance = %+v, %v; want %+v", got, err, want)
-		}
-	})
-
-	t.Run("the balance follows every status change", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		tx := createTransaction(t, s, txSpec{account: account, amount: 2000, status: domain.TxPending})
-		var w *domain.Withdrawal
-		expect := func(step string, want domain.Balance) {
-			t.Helper()
-			if got, err := s.Withdrawals.Balance(ctx, account); err != nil || got != want {
-				t.Errorf("after %s: Balance = %+v, %v; want %+v", step, got, err, want)
-			}
-		}
-		updateTx := func(fn func(*domain.Transaction) error) {
-			t.Helper()
-			if _, err := s.Transactions.Update(ctx, account, tx.ID(), fn); err != nil {
-				t.Fatalf("Update: %v", err)
-			}
-		}
-		updateWd := func(fn func(*domain.Withdrawal) error) {
-			t.Helper()
-			if _, err := s.Withdrawals.Update(ctx, account, w.ID(), fn); err != nil {
-				t.Fatalf("Update: %v", err)
-			}
-		}
-		expect("create", domain.Balance{})
-		updateTx(func(t *domain.Transaction) error { return t.AttachPix(pixFor(t), minutes(1)) })
-		expect("the QR code", domain.Balance{Pending: 2000})
-		updateTx(func(t *domain.Transaction) error {
-			return t.Pay(domain.Payment{AmountPaid: 2000, Fee: 20, PaidAt: minutes(2)}, minutes(2))
-		})
-		expect("the payment", domain.Balance{Available: 1980})
-		updateTx(func(t *domain.Transaction) error { return t.OpenDispute(minutes(3)) })
-		expect("a dispute", domain.Balance{Blocked: 1980})
-		updateTx(func(t *domain.Transaction) error { return t.RejectDispute(minutes(4)) })
-		expect("the dispute's rejection", domain.Balance{Available: 1980})
-
-		w = createWithdrawal(t, s, wdSpec{account: account, amount: 900, fee: 10})
-		expect("a withdrawal", domain.Balance{Available: 1070})
-		updateWd(func(w *domain.Withdrawal) error { return w.StartProcessing(minutes(5)) })
-		expect("its processing", domain.Balance{Available: 1070})
-		updateWd(func(w *domain.Withdrawal) error { return w.Complete("E1", minutes(6)) })
-		expect("its completion", domain.Balance{Available: 1070})
-		updateWd(func(w *domain.Withdrawal) error { return w.Refund(minutes(7)) })
-		expect("its return", domain.Balance{Available: 1980})
-
-		updateTx(func(t *domain.Transaction) error { return t.RequestRefund(minutes(8)) })
-		expect("a refund request", domain.Balance{Blocked: 1980})
-		updateTx(func(t *domain.Transaction) error { return t.FailRefund("no", minutes(9)) })
-		expect("the refund's failure", domain.Balance{Available: 1980})
-		updateTx(func(t *domain.Transaction) error { return t.RequestRefund(minutes(10)) })
-		updateTx(func(t *domain.Transaction) error { return t.ConfirmRefund("D1", minutes(11)) })
-		expect("the refund", domain.Balance{})
-	})
-
-	t.Run("an account with nothing stored has a zero balance", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		fund(t, s, newID(), 1000)
-		if got, err := s.Withdrawals.Balance(ctx, newID()); err != nil || got != (domain.Balance{}) {
-			t.Errorf("Balance = %+v, %v; want zero", got, err)
-		}
-	})
-}
-
-// refuseOverdraft is the check the application makes: the withdrawal and its fee must fit in
-// the available balance.
-func refuseOverdraft(w *domain.Withdrawal) func(domain.Balance) error {
-	return func(b domain.Balance) error {
-		if w.Total() > b.Available {
-			return domain.ErrInsufficientBalance
-		}
-		return nil
-	}
 }
 
 // richWithdrawal is a PROCESSED withdrawal with every field set.

@@ -66,12 +66,12 @@ func TestMerchantWalksThePublicAPIOnMongoDB(t *testing.T) {
 	if refunding["status"] != "PROCESSING_REFUND" {
 		t.Fatalf("refund of b: %v", refunding)
 	}
-	p.wantBalance("a refund in progress blocks its money", 39_800, 19_900, 5_000)
+	p.wantBalance("a refund in progress blocks its amount", 39_700, 20_000, 5_000)
 	refunded := p.waitStatus("/transaction/"+ids["b"], "REFUNDED", 30*time.Second)
 	if refunded["endToEndRefund"] == nil {
 		t.Fatalf("refunded b without endToEndRefund: %v", refunded)
 	}
-	p.wantBalance("a refunded transaction counts nothing", 39_800, 0, 5_000)
+	p.wantBalance("a refund completed takes its amount; the fee stays charged", 39_700, 0, 5_000)
 	if total, found := list(p, url.Values{"status": {"REFUNDED"}}); total != 1 || found[0] != ids["b"] {
 		t.Fatalf("REFUNDED: %d %v, want b", total, found)
 	}
@@ -79,49 +79,49 @@ func TestMerchantWalksThePublicAPIOnMongoDB(t *testing.T) {
 	if blocked := p.sandbox("transaction", ids["c"], "med/open"); blocked["status"] != "BLOCKED" || blocked["infractionDate"] == nil {
 		t.Fatalf("MED on c: %v", blocked)
 	}
-	p.wantBalance("a MED dispute blocks c", 9_900, 29_900, 5_000)
+	p.wantBalance("a MED dispute blocks the amount paid for c", 9_700, 30_000, 5_000)
 
-	// Available 9900: a withdrawal of 9751 takes 9901 with its fee.
-	over := p.do("POST", "/withdrawal", withdrawalBody(9_900-wdFee+1))
+	// Available 9700: a withdrawal of 9551 takes 9701 with its fee.
+	over := p.do("POST", "/withdrawal", withdrawalBody(9_700-wdFee+1))
 	if over.status != http.StatusUnprocessableEntity || over.problem() != "insufficient_balance" {
 		t.Fatalf("withdrawal over the balance: %s, want 422 insufficient_balance", over)
 	}
-	p.wantBalance("a refused withdrawal changes nothing", 9_900, 29_900, 5_000)
+	p.wantBalance("a refused withdrawal changes nothing", 9_700, 30_000, 5_000)
 
 	w1 := p.want(http.StatusCreated, "POST", "/withdrawal", withdrawalBody(5_000)).object(t)
 	w1ID := w1["id"].(string)
 	if w1["status"] != "PROCESSING" || cents(w1["feeAmount"]) != wdFee {
 		t.Fatalf("withdrawal w1: %v", w1)
 	}
-	p.wantBalance("a withdrawal in progress holds its amount and fee", 4_750, 29_900, 5_000)
+	p.wantBalance("a withdrawal in progress holds its amount and fee", 4_550, 30_000, 5_000)
 	processed := p.waitStatus("/withdrawal/"+w1ID, "PROCESSED", 30*time.Second)
 	if cents(processed["amountWithdrawn"]) != 5_000 || processed["endToEnd"] == nil {
 		t.Fatalf("processed w1: %v", processed)
 	}
-	p.wantBalance("a processed withdrawal keeps its money out", 4_750, 29_900, 5_000)
+	p.wantBalance("a processed withdrawal keeps its money out", 4_550, 30_000, 5_000)
 	if back := p.sandbox("withdrawal", w1ID, "refund"); back["status"] != "REFUNDED" {
 		t.Fatalf("refund of w1: %v", back)
 	}
-	p.wantBalance("a refunded withdrawal gives its money back", 9_900, 29_900, 5_000)
+	p.wantBalance("a refunded withdrawal gives its money back", 9_700, 30_000, 5_000)
 
-	w2 := p.want(http.StatusCreated, "POST", "/withdrawal", withdrawalBody(9_900-wdFee)).object(t)
-	p.wantBalance("the whole available balance withdrawn", 0, 29_900, 5_000)
+	w2 := p.want(http.StatusCreated, "POST", "/withdrawal", withdrawalBody(9_700-wdFee)).object(t)
+	p.wantBalance("the whole available balance withdrawn", 0, 30_000, 5_000)
 	oneCent := p.do("POST", "/withdrawal", withdrawalBody(1))
 	if oneCent.status != http.StatusUnprocessableEntity || oneCent.problem() != "insufficient_balance" {
 		t.Fatalf("one cent more: %s, want 422 insufficient_balance", oneCent)
 	}
-	p.wantBalance("one cent more is refused", 0, 29_900, 5_000)
-	if lookup := p.want(http.StatusOK, "GET", "/withdrawal/"+w2["id"].(string), nil).object(t); cents(lookup["amount"]) != 9_900-wdFee {
+	p.wantBalance("one cent more is refused", 0, 30_000, 5_000)
+	if lookup := p.want(http.StatusOK, "GET", "/withdrawal/"+w2["id"].(string), nil).object(t); cents(lookup["amount"]) != 9_700-wdFee {
 		t.Fatalf("lookup of w2: %v", lookup)
 	}
 
 	if released := p.sandbox("transaction", ids["c"], "med/reject"); released["status"] != "PAID" {
 		t.Fatalf("MED rejected on c: %v", released)
 	}
-	p.wantBalance("a rejected dispute releases c", 29_900, 0, 5_000)
+	p.wantBalance("a rejected dispute releases c", 30_000, 0, 5_000)
 	p.sandbox("transaction", ids["d"], "pay")
 	p.waitStatus("/withdrawal/"+w2["id"].(string), "PROCESSED", 30*time.Second)
-	p.wantBalance("the last charge paid", 34_800, 0, 0)
+	p.wantBalance("the last charge paid", 34_900, 0, 0)
 
 	// Every transaction is there once, in its final status.
 	if total, _ := list(p, url.Values{"perPage": {"100"}}); total != 4 {

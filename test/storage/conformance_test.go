@@ -13,12 +13,13 @@ import (
 func newStores(t *testing.T) storetest.Stores {
 	srv := testdb.Shared(t)
 	s := testdb.OpenStore(t, srv, srv.Config(t))
-	return storetest.Stores{Transactions: s.Transactions(), Withdrawals: s.Withdrawals(), Outbox: s.Outbox()}
+	return storetest.Stores{Transactions: s.Transactions(), Withdrawals: s.Withdrawals(), Outbox: s.Outbox(), Ledger: s.Ledger()}
 }
 
 func TestTransactions(t *testing.T) { storetest.TestTransactions(t, newStores) }
 func TestWithdrawals(t *testing.T)  { storetest.TestWithdrawals(t, newStores) }
 func TestOutbox(t *testing.T)       { storetest.TestOutbox(t, newStores) }
+func TestLedger(t *testing.T)       { storetest.TestLedger(t, newStores) }
 
 func TestAccounts(t *testing.T) {
 	storetest.TestAccounts(t, func(t *testing.T) ports.AccountRepository {

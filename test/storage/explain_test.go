@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +174,61 @@ func planStages(plan bson.Raw) []string {
 	}
 	walk(plan)
 	return out
+}
+
+// TestLedgerQueriesUseIndexes reads the plans MongoDB chooses for the ledger's reads that must
+// cost the same however long a ledger is: the head (the balance, and every post), a statement
+// page with its filters, and the open entries Recover looks at. A server without a query
+// planner to explain (FerretDB) skips it, saying so.
+func TestLedgerQueriesUseIndexes(t *testing.T) {
+	t.Parallel()
+	srv := testdb.Shared(t)
+	cfg := srv.Config(t)
+	store := testdb.OpenStore(t, srv, cfg)
+	ctx := ctxTimeout(t, 2*time.Minute)
+	account := newID()
+	for i := range 20 {
+		if err := store.Transactions().Create(ctx, paidTransaction(t, account, domain.Cents(100+i), base.Add(time.Duration(i)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := testdb.Client(t, srv).Database(cfg.Database)
+	explain := func(filter, sort bson.D) (bson.Raw, bool) {
+		cmd := bson.D{{Key: "find", Value: "ledger"}, {Key: "filter", Value: filter}, {Key: "sort", Value: sort}, {Key: "limit", Value: 20}}
+		var res bson.Raw
+		if err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: cmd}, {Key: "verbosity", Value: "queryPlanner"}}).Decode(&res); err != nil {
+			t.Fatalf("explain: %v", err)
+		}
+		v, err := res.LookupErr("queryPlanner", "winningPlan")
+		if err != nil {
+			return nil, false
+		}
+		doc, ok := v.DocumentOK()
+		return doc, ok
+	}
+	if _, ok := explain(bson.D{{Key: "accountId", Value: account}}, bson.D{{Key: "seq", Value: -1}}); !ok {
+		t.Skipf("the server (%s) gives no queryPlanner.winningPlan to check; "+
+			"run with %s=mongo:7 where a registry is reachable", serverName(srv), testdb.EnvMongoImage)
+	}
+	from, to := base.Add(5*time.Minute), base.Add(10*time.Minute)
+	for _, c := range []struct {
+		name   string
+		filter bson.D
+		sort   bson.D
+		index  string
+	}{
+		{"the head", bson.D{{Key: "accountId", Value: account}}, bson.D{{Key: "seq", Value: -1}}, pixmongo.IndexLedgerSeq},
+		{"a statement page", pixmongo.EntryFilter(ports.EntryFilter{AccountID: account}), pixmongo.EntryOrder(), pixmongo.IndexLedgerCreated},
+		{"a statement page by dates and types", pixmongo.EntryFilter(ports.EntryFilter{AccountID: account, StartDate: &from, EndDate: &to,
+			Types: []domain.MovementType{domain.MoveFee}}), pixmongo.EntryOrder(), pixmongo.IndexLedgerCreated},
+	} {
+		t.Run(c.name+" scans "+c.index, func(t *testing.T) {
+			plan, _ := explain(c.filter, c.sort)
+			assertIndexScan(t, plan)
+			stages := planStages(plan)
+			if slices.Contains(stages, "SORT") || !strings.Contains(strings.Join(stages, " "), c.index) {
+				t.Errorf("the plan does not walk %s in order: %v", c.index, stages)
+			}
+		})
+	}
 }

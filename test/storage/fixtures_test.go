@@ -57,16 +57,6 @@ func withdrawal(t testing.TB, account string, amount, fee domain.Cents) *domain.
 	return w
 }
 
-// refuseOverdraft is the application's check: the withdrawal must fit the available balance.
-func refuseOverdraft(w *domain.Withdrawal) func(domain.Balance) error {
-	return func(b domain.Balance) error {
-		if w.Total() > b.Available {
-			return domain.ErrInsufficientBalance
-		}
-		return nil
-	}
-}
-
 // toggleDispute moves a PAID transaction to BLOCKED and a BLOCKED one back to PAID: a change
 // that can be applied any number of times, each adding one history entry, so that a lost
 // update shows as a missing entry.

@@ -50,7 +50,7 @@ func TestOutage(t *testing.T) {
 					mu.Lock()
 					acknowledged = append(acknowledged, tx.ID())
 					mu.Unlock()
-					_, err = store.Withdrawals().Balance(ctx, account)
+					_, err = store.Ledger().Balance(ctx, account)
 				}
 				if err == nil {
 					_, err = store.Transactions().List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 5})

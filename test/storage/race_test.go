@@ -98,7 +98,7 @@ func TestVersionConflict(t *testing.T) {
 		}
 	})
 
-	t.Run("two instances reserving at once on one account never overdraw", func(t *testing.T) {
+	t.Run("two instances withdrawing at once from one account never overdraw", func(t *testing.T) {
 		t.Parallel()
 		a, b := twoInstances(t, nil)
 		ctx := ctxTimeout(t, 2*time.Minute)
@@ -112,11 +112,11 @@ func TestVersionConflict(t *testing.T) {
 			store := []*pixmongo.Store{a, b}[i%2]
 			wg.Go(func() {
 				w := withdrawal(t, account, 90, 10)
-				switch err := store.Withdrawals().CreateReserving(ctx, w, refuseOverdraft(w)); {
+				switch err := store.Withdrawals().Create(ctx, w); {
 				case err == nil:
 					accepted.Add(1)
 				case !errors.Is(err, domain.ErrInsufficientBalance):
-					t.Errorf("CreateReserving: %v", err)
+					t.Errorf("Create: %v", err)
 				}
 			})
 		}
@@ -124,7 +124,7 @@ func TestVersionConflict(t *testing.T) {
 		if n := accepted.Load(); n != 10 {
 			t.Errorf("%d withdrawals of 100 accepted on 1000, want 10", n)
 		}
-		if bal, err := a.Withdrawals().Balance(ctx, account); err != nil || bal != (domain.Balance{}) {
+		if bal, err := a.Ledger().Balance(ctx, account); err != nil || bal != (domain.Balance{}) {
 			t.Errorf("Balance = %+v, %v; want zero", bal, err)
 		}
 	})

@@ -1,0 +1,278 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+var _ ports.Ledger = (*Ledger)(nil)
+
+// Ledger is the ports.Ledger of a Store; get it with Store.Ledger. Entries are kept per
+// account in number order, which is also date order, so the balance is the last entry's, a
+// page of the statement starts by index or binary search, and nothing ever scans history to
+// answer a request.
+type Ledger struct{ store *Store }
+
+// apply numbers, checks and appends postings to their ledgers, all or nothing: when one of them
+// is refused (a checked posting the balance does not cover) nothing is appended and the error
+// is returned. The caller holds the store's write lock and stores the status change that raised
+// the postings in the same critical section.
+func (s *Store) apply(postings []domain.Posting, now time.Time) error {
+	switch len(postings) {
+	case 0:
+		return nil
+	case 1:
+		// The common case (a status change moves one amount) needs no scratch space.
+		l := s.accountOf(postings[0].AccountID, true)
+		e, err := domain.NextEntry(l.head(), postings[0], now)
+		if err != nil {
+			return err
+		}
+		l.entries.append(e)
+		return nil
+	}
+	// The postings of one change may touch one ledger several times: number each after the
+	// one before it, and append nothing until all are accepted.
+	next := make([]domain.Entry, 0, len(postings))
+	for i, p := range postings {
+		var prev *domain.Entry
+		for j := i - 1; j >= 0 && prev == nil; j-- {
+			if next[j].AccountID == p.AccountID {
+				prev = &next[j]
+			}
+		}
+		if prev == nil {
+			if l := s.accountOf(p.AccountID, false); l != nil {
+				prev = l.head()
+			}
+		}
+		e, err := domain.NextEntry(prev, p, now)
+		if err != nil {
+			return err
+		}
+		next = append(next, e)
+	}
+	for _, e := range next {
+		l := s.accountOf(e.AccountID, true)
+		l.entries.append(e)
+	}
+	return nil
+}
+
+// head is the account's latest entry, nil when it has none.
+func (l *accountData) head() *domain.Entry {
+	if l.entries.len() == 0 {
+		return nil
+	}
+	return l.entries.at(l.entries.len() - 1)
+}
+
+// entryLog is an append-only list of entries kept in fixed-size chunks, so that appending to a
+// ledger of a million entries never copies the ones already there (a slice would copy them all
+// each time it grows), and an entry's address never changes.
+type entryLog struct {
+	chunks [][]domain.Entry
+	n      int
+}
+
+const entryChunk = 4096
+
+func (g *entryLog) append(e domain.Entry) {
+	if g.n%entryChunk == 0 {
+		g.chunks = append(g.chunks, make([]domain.Entry, 0, entryChunk))
+	}
+	last := len(g.chunks) - 1
+	g.chunks[last] = append(g.chunks[last], e)
+	g.n++
+}
+
+func (g *entryLog) len() int { return g.n }
+
+func (g *entryLog) at(i int) *domain.Entry { return &g.chunks[i/entryChunk][i%entryChunk] }
+
+// Balance implements ports.Ledger. An account without entries has a zero balance.
+func (r *Ledger) Balance(ctx context.Context, accountID string) (domain.Balance, error) {
+	if err := ctx.Err(); err != nil {
+		return domain.Balance{}, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	l := s.accountOf(accountID, false)
+	if l == nil {
+		return domain.Balance{}, nil
+	}
+	b := domain.Balance{Pending: l.pending}
+	if h := l.head(); h != nil {
+		b.Available, b.Blocked = h.BalanceAfter.Available, h.BalanceAfter.Blocked
+	}
+	return b, nil
+}
+
+// Entries implements ports.Ledger: it starts below f.Before by index and below f.EndDate by
+// binary search, then walks back until it has limit matches or passes f.StartDate.
+func (r *Ledger) Entries(ctx context.Context, f ports.EntryFilter, limit int) ([]domain.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := []domain.Entry{}
+	if limit <= 0 {
+		return out, nil
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	l := s.accountOf(f.AccountID, false)
+	if l == nil {
+		return out, nil
+	}
+	end := l.entries.len()
+	if f.Before > 0 {
+		end = min(end, int(f.Before-1))
+	}
+	if f.EndDate != nil {
+		end = min(end, sort.Search(end, func(i int) bool { return l.entries.at(i).CreatedAt.After(*f.EndDate) }))
+	}
+	for i := end - 1; i >= 0 && len(out) < limit; i-- {
+		e := *l.entries.at(i)
+		if f.StartDate != nil && e.CreatedAt.Before(*f.StartDate) {
+			break
+		}
+		if len(f.Types) > 0 && !slices.Contains(f.Types, e.Type) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Scan implements ports.Ledger. fn runs on a copy of the ledger taken under the lock, so it
+// may call the store.
+func (r *Ledger) Scan(ctx context.Context, accountID string, fn func(domain.Entry) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s := r.store
+	s.mu.RLock()
+	var entries []domain.Entry
+	if l := s.accountOf(accountID, false); l != nil {
+		entries = make([]domain.Entry, 0, l.entries.len())
+		for i := range l.entries.len() {
+			entries = append(entries, *l.entries.at(i))
+		}
+	}
+	s.mu.RUnlock()
+	for _, e := range entries {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Ledgers implements ports.Ledger, in account id order.
+func (r *Ledger) Ledgers(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []string{}
+	for id, l := range s.accounts {
+		if l.entries.len() > 0 {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Post implements ports.Ledger.
+func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s := r.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fresh := make([]domain.Posting, 0, len(postings))
+	for _, p := range postings {
+		if _, ok := s.posted[p.ID]; !ok && !slices.ContainsFunc(fresh, func(q domain.Posting) bool { return q.ID == p.ID }) {
+			fresh = append(fresh, p)
+		}
+	}
+	if err := s.apply(fresh, time.Now()); err != nil {
+		return fmt.Errorf("memory post: %w", err)
+	}
+	for _, p := range fresh {
+		s.posted[p.ID] = struct{}{}
+	}
+	return nil
+}
+
+// ClaimPayment implements ports.Ledger.
+func (r *Ledger) ClaimPayment(ctx context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.PaymentClaim{}, err
+	}
+	s := r.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prior, ok := s.payments[c.EndToEndID]; ok {
+		return *prior, nil
+	}
+	c.CreatedAt = c.CreatedAt.UTC()
+	s.payments[c.EndToEndID] = &c
+	return c, nil
+}
+
+// MarkLate implements ports.Ledger.
+func (r *Ledger) MarkLate(ctx context.Context, endToEndID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s := r.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.payments[endToEndID]
+	if !ok {
+		return fmt.Errorf("payment %s: %w", endToEndID, domain.ErrNotFound)
+	}
+	c.Late = true
+	return nil
+}
+
+// LatePayments implements ports.Ledger.
+func (r *Ledger) LatePayments(ctx context.Context) ([]ports.PaymentClaim, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []ports.PaymentClaim{}
+	for _, c := range s.payments {
+		if c.Late {
+			out = append(out, *c)
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.EndToEndID, b.EndToEndID)
+	})
+	return out, nil
+}
+
+// Recover implements ports.Ledger: the memory store writes a status change and its entries
+// under one lock, so a crash leaves nothing half done (it leaves nothing at all).
+func (r *Ledger) Recover(ctx context.Context) (int, error) { return 0, ctx.Err() }

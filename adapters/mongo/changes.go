@@ -1,0 +1,259 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	mdb "go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// A status change and its ledger entries live in two collections, and the adapter uses no
+// multi-document transaction. This file keeps them from being separated (see doc.go):
+//
+//   - Unchecked postings (a payment, a refund's completion, a dispute, a withdrawal coming
+//     back...) go into the resource document's ledgerPending array in the same write as the
+//     change, are posted once it is stored, and are then cleared. A crash in between leaves
+//     them in the document, where Recover finds them.
+//   - Checked postings (a withdrawal, a refund's hold) must pass the balance check before the
+//     change may be stored, so they are posted first, marked open. When the write then fails
+//     for good they are given back (their Void is posted); when it succeeds the mark is
+//     cleared. A crash in between leaves an open entry, which Recover settles by looking at the
+//     resource.
+
+// splitPostings cuts a change's postings after its last checked one. Those up to it are
+// posted before the change is written, in order, so that a check also sees the movements the
+// same change made before it (a transaction created already paid and refunding: its payment,
+// then its hold); the rest wait in the document. A transition of the domain raises either one
+// checked posting or unchecked ones only, so in practice the checked ones go first and the
+// others wait. A posting the ledger would refuse for its shape (no amount) is refused here,
+// before anything is written. at dates the postings that have no date of their own.
+func splitPostings(ps []domain.Posting, at time.Time) ([]domain.Posting, []postingDoc, error) {
+	cut := 0
+	for i, p := range ps {
+		if p.Amount <= 0 {
+			return nil, nil, fmt.Errorf("mongo: %w: posting %s of %d cents", domain.ErrInvalidPosting, p.ID, p.Amount)
+		}
+		if p.Checked {
+			cut = i + 1
+		}
+	}
+	var pending []postingDoc
+	for _, p := range ps[cut:] {
+		if p.At.IsZero() {
+			p.At = at
+		}
+		pending = append(pending, fromPosting(p))
+	}
+	return ps[:cut], pending, nil
+}
+
+// afterCall gives the work that follows a call's outcome (giving back, confirming, posting
+// what is pending) a budget of its own: a call whose own time ran out must still give back
+// what it took, and doing it now spares Recover the work.
+func (s *Store) afterCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.OpTimeout)
+}
+
+// checkedPostings are the postings one call of Create or Update stored before writing its
+// resource: its checked postings (and any the same change raised before them).
+type checkedPostings struct {
+	l    *LedgerRepository
+	at   time.Time // the date of the entries
+	mine []domain.Posting
+}
+
+func (l *LedgerRepository) newChecked(at time.Time) *checkedPostings {
+	return &checkedPostings{l: l, at: at}
+}
+
+// take makes the call hold exactly the postings ps, which the latest run of the change raised
+// to be posted first: it gives back those an earlier run of this call posted and this one no
+// longer raises (the aggregate changed in between), then posts the new ones, the checked ones
+// with their balance check (domain.ErrInsufficientBalance when the available balance does not
+// cover them).
+//
+// A posting stored before this call began belongs to an earlier attempt that did not finish:
+// its resource write may still land, or Recover may give it back, and this call cannot tell
+// which. It answers ports.ErrVersionConflict rather than build on it. So does a posting this
+// call stored and gave back because a later run raised it with other terms (a refund of
+// "everything left" after the amount left changed): its id is spent.
+func (c *checkedPostings) take(ctx context.Context, ps []domain.Posting) error {
+	kept := c.mine[:0]
+	var dropped []domain.Posting
+	for _, p := range c.mine {
+		if containsPosting(ps, p) {
+			kept = append(kept, p)
+		} else {
+			dropped = append(dropped, p)
+		}
+	}
+	c.mine = kept
+	if err := c.l.giveBack(ctx, dropped); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if containsPosting(c.mine, p) {
+			continue
+		}
+		stored, err := c.l.post(ctx, p, true, c.at)
+		if err != nil {
+			return err
+		}
+		if !stored {
+			return fmt.Errorf("mongo post %s: an earlier attempt of this change stored it and did not finish: %w",
+				p.ID, ports.ErrVersionConflict)
+		}
+		c.mine = append(c.mine, p)
+	}
+	return nil
+}
+
+// containsPosting tells whether ps holds p, dates aside: a change applied again after a lost
+// race is dated again, and is the same movement.
+func containsPosting(ps []domain.Posting, p domain.Posting) bool {
+	p.At = time.Time{}
+	for _, q := range ps {
+		q.At = time.Time{}
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// fail gives back every posting the call holds, because its resource write is known not to
+// have happened, and returns cause. A posting that could not be given back now stays open and
+// Recover gives it back later; cause keeps its identity and says so in its text.
+func (c *checkedPostings) fail(ctx context.Context, cause error) error {
+	if len(c.mine) == 0 {
+		return cause
+	}
+	ctx, cancel := c.l.s.afterCall(ctx)
+	defer cancel()
+	err := c.l.giveBack(ctx, c.mine)
+	c.mine = nil
+	if err != nil {
+		return fmt.Errorf("%w (the balance it held comes back through Recover: %v)", cause, err)
+	}
+	return cause
+}
+
+// confirm clears the open mark of the call's postings: their resource write is stored.
+func (c *checkedPostings) confirm(ctx context.Context) error {
+	for _, p := range c.mine {
+		if err := c.l.close(ctx, p.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish does what follows a stored write: it clears the open marks of the postings the call
+// posted first, and posts and clears the postings the document holds pending (version is the
+// version written). Either may fail (the database went away just now) without undoing the
+// stored change, so a failure is not the call's: it is logged, and Recover completes the work
+// (a mark left behind costs it one look at the resource, which shows the write; pending
+// postings wait in the document).
+func (s *Store) finish(ctx context.Context, held *checkedPostings, coll *mdb.Collection, id string, version int64, pending []postingDoc) {
+	ctx, cancel := s.afterCall(ctx)
+	defer cancel()
+	err := held.confirm(ctx)
+	if _, perr := s.ledger.finishPending(ctx, coll, id, version, pending); perr != nil {
+		err = perr
+	}
+	if err != nil {
+		s.cfg.Logger.Warn("mongo: the ledger work after a stored change is left to Recover",
+			"collection", coll.Name(), "id", id, "error", err.Error())
+	}
+}
+
+// giveBack posts the Void of each posting (stored once whoever does it) and clears its open
+// mark.
+func (l *LedgerRepository) giveBack(ctx context.Context, ps []domain.Posting) error {
+	var failed []string
+	var last error
+	for _, p := range ps {
+		if _, err := l.post(ctx, p.Void(), false, l.s.cfg.Clock.Now()); err != nil {
+			failed, last = append(failed, p.ID), err
+			continue
+		}
+		if err := l.close(ctx, p.ID); err != nil {
+			failed, last = append(failed, p.ID), err
+		}
+	}
+	if last != nil {
+		return fmt.Errorf("give back %s: %w", strings.Join(failed, ", "), last)
+	}
+	return nil
+}
+
+// close clears the open mark of entry id.
+func (l *LedgerRepository) close(ctx context.Context, id string) error {
+	_, err := l.entries.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$unset", Value: bson.D{{Key: "open", Value: ""}}}})
+	return mapErr(ctx, "close entry "+id, err)
+}
+
+// finishPending posts the pending postings of document id of coll, stored at version, and
+// then clears them from the document if it is still at that version. A write that got in
+// between carried them over (it only appends to the array) and its writer posts and clears
+// them; clearing them anyway would lose the ones it added. Posting is idempotent, so a posting
+// met twice (two writers, or a writer and Recover) is stored once. The caller holds the
+// document's lock. It reports how many entries it stored.
+func (l *LedgerRepository) finishPending(ctx context.Context, coll *mdb.Collection, id string, version int64, pending []postingDoc) (int, error) {
+	if len(pending) == 0 {
+		return 0, nil
+	}
+	n := 0
+	for _, d := range pending {
+		at := d.At
+		if at.IsZero() {
+			at = l.s.cfg.Clock.Now()
+		}
+		stored, err := l.post(ctx, d.toPosting(), false, at)
+		if err != nil {
+			return n, err
+		}
+		if stored {
+			n++
+		}
+	}
+	_, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: version}},
+		bson.D{{Key: "$unset", Value: bson.D{{Key: "ledgerPending", Value: ""}, {Key: "ledgerDue", Value: ""}}}})
+	return n, mapErr(ctx, "clear the pending postings of "+id, err)
+}
+
+// pendingFields are the ledger fields of a document holding pending, written at now.
+func pendingFields(pending []postingDoc, now time.Time) ledgerFields {
+	if len(pending) == 0 {
+		return ledgerFields{}
+	}
+	due := now.UTC().Truncate(time.Millisecond)
+	return ledgerFields{LedgerPending: pending, LedgerDue: &due}
+}
+
+// createDoc inserts the new document doc (id in coll, holding pending) with the postings that
+// go first (see splitPostings), dated at, posted before: the creation path of transactions and withdrawals. A
+// duplicate key is a write that did not happen: the postings are given back and the answer is
+// ports.ErrDuplicate. Any other failure may or may not have stored the document; the postings
+// then stay, open, for Recover to judge.
+func (s *Store) createDoc(ctx context.Context, coll *mdb.Collection, id string, doc any, at time.Time, first []domain.Posting, pending []postingDoc) error {
+	what := "create " + coll.Name() + " " + id
+	held := s.ledger.newChecked(at)
+	if err := held.take(ctx, first); err != nil {
+		return held.fail(ctx, err)
+	}
+	if _, err := coll.InsertOne(ctx, doc); err != nil {
+		if mdb.IsDuplicateKeyError(err) {
+			return held.fail(ctx, mapErr(ctx, what, err))
+		}
+		return mapErr(ctx, what, err)
+	}
+	s.finish(ctx, held, coll, id, 1, pending)
+	return nil
+}

@@ -1,0 +1,387 @@
+package application_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// Hand-written fakes of the ports the ledger audit reads. Each embeds its port so that a
+// method the audit must not call panics.
+
+// vfLedger stores entries as a store would: numbered, with the balance after them.
+type vfLedger struct {
+	ports.Ledger
+	entries  map[string][]domain.Entry
+	late     []ports.PaymentClaim
+	balances map[string]domain.LedgerBalance // overrides what Balance answers
+}
+
+func newVfLedger() *vfLedger {
+	return &vfLedger{entries: map[string][]domain.Entry{}, balances: map[string]domain.LedgerBalance{}}
+}
+
+func (l *vfLedger) post(t *testing.T, ps ...domain.Posting) {
+	t.Helper()
+	for _, p := range ps {
+		log := l.entries[p.AccountID]
+		var prev *domain.Entry
+		if len(log) > 0 {
+			prev = &log[len(log)-1]
+		}
+		e, err := domain.NextEntry(prev, p, vfNow)
+		if err != nil {
+			t.Fatalf("posting %s: %v", p.ID, err)
+		}
+		l.entries[p.AccountID] = append(log, e)
+	}
+}
+
+func (l *vfLedger) Scan(_ context.Context, accountID string, fn func(domain.Entry) error) error {
+	for _, e := range l.entries[accountID] {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *vfLedger) Ledgers(context.Context) ([]string, error) {
+	var ids []string
+	for id := range l.entries {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func (l *vfLedger) Balance(_ context.Context, accountID string) (domain.Balance, error) {
+	if b, ok := l.balances[accountID]; ok {
+		return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
+	}
+	log := l.entries[accountID]
+	if len(log) == 0 {
+		return domain.Balance{}, nil
+	}
+	b := log[len(log)-1].BalanceAfter
+	return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
+}
+
+func (l *vfLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error) {
+	return slices.Clone(l.late), nil
+}
+
+type vfTransactions struct {
+	ports.TransactionRepository
+	items map[string]*domain.Transaction
+}
+
+func (r *vfTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
+	var all []*domain.Transaction
+	for _, t := range r.items {
+		if t.AccountID() == f.AccountID {
+			all = append(all, domain.UnmarshalTransactionFromDatabase(t.Record()))
+		}
+	}
+	slices.SortFunc(all, func(a, b *domain.Transaction) int { return strings.Compare(b.ID(), a.ID()) })
+	from := min((p.Number-1)*p.Size, len(all))
+	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
+}
+
+func (r *vfTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
+	t, ok := r.items[id]
+	if !ok || t.AccountID() != accountID {
+		return nil, domain.ErrNotFound
+	}
+	return domain.UnmarshalTransactionFromDatabase(t.Record()), nil
+}
+
+type vfWithdrawals struct {
+	ports.WithdrawalRepository
+	items map[string]*domain.Withdrawal
+}
+
+func (r *vfWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
+	var all []*domain.Withdrawal
+	for _, w := range r.items {
+		if w.AccountID() == accountID {
+			all = append(all, domain.UnmarshalWithdrawalFromDatabase(w.Record()))
+		}
+	}
+	slices.SortFunc(all, func(a, b *domain.Withdrawal) int { return strings.Compare(a.ID(), b.ID()) })
+	from := min((p.Number-1)*p.Size, len(all))
+	return all[from:min(from+p.Size, len(all))], nil
+}
+
+func (r *vfWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
+	w, ok := r.items[id]
+	if !ok || w.AccountID() != accountID {
+		return nil, domain.ErrNotFound
+	}
+	return domain.UnmarshalWithdrawalFromDatabase(w.Record()), nil
+}
+
+type vfAccounts struct {
+	ports.AccountRepository
+	ids []string
+}
+
+func (r *vfAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
+	var out []*domain.Account
+	for _, id := range r.ids {
+		out = append(out, domain.UnmarshalAccountFromDatabase(id, "Loja "+id, domain.AccountActive, nil, domain.WebhookSecrets{}, vfNow))
+	}
+	return out, nil
+}
+
+var vfNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+const vfAccount = "acc-1"
+
+// vfWorld is a store whose ledger holds exactly what the transitions below posted: a paid
+// charge, a partial refund completed, a withdrawal that failed, and a late payment returned.
+type vfWorld struct {
+	ledger      *vfLedger
+	txs         *vfTransactions
+	withdrawals *vfWithdrawals
+	accounts    *vfAccounts
+}
+
+func newVfWorld(t *testing.T) *vfWorld {
+	t.Helper()
+	w := &vfWorld{ledger: newVfLedger(), txs: &vfTransactions{items: map[string]*domain.Transaction{}},
+		withdrawals: &vfWithdrawals{items: map[string]*domain.Withdrawal{}}, accounts: &vfAccounts{ids: []string{vfAccount}}}
+	at := vfNow.Add(-time.Hour)
+	step := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(time.Second)
+	}
+
+	tx, err := domain.NewTransaction("tx1", vfAccount, "SANDBOX", domain.Order{Amount: 10000, PaymentMethod: domain.PaymentPIX,
+		ExpirationSeconds: 3600, IsInfoProduct: true}, domain.Idempotency{}, at)
+	step(err)
+	step(tx.AttachPix(domain.PixResponse{URI: "000201", ExpiresAt: at.Add(time.Hour)}, at))
+	step(tx.Pay(domain.Payment{AmountPaid: 10000, PaidAt: at, EndToEnd: "E1", Fee: 99}, at))
+	step(tx.RequestRefund(domain.RefundRequest{ID: "rf1", Amount: 2500}, at))
+	step(tx.ConfirmRefund("rf1", "D1", at))
+	w.ledger.post(t, tx.Postings()...)
+	tx.ClearEvents()
+	w.txs.items[tx.ID()] = tx
+
+	wd, err := domain.NewWithdrawal("wd1", vfAccount, "SANDBOX", domain.Payout{Amount: 3000, Fee: 100, PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, at)
+	step(err)
+	step(wd.StartProcessing(at))
+	step(wd.Fail("recusado", at))
+	w.ledger.post(t, wd.Postings()...)
+	wd.ClearEvents()
+	w.withdrawals.items[wd.ID()] = wd
+
+	claim := ports.PaymentClaim{EndToEndID: "E2", TransactionID: "tx1", AccountID: vfAccount, Amount: 700, Late: true, CreatedAt: at}
+	arrive, leave := domain.LatePaymentPostings(claim.EndToEndID, claim.TransactionID, claim.Amount)
+	w.ledger.post(t, arrive, leave)
+	w.ledger.late = append(w.ledger.late, claim)
+	return w
+}
+
+func (w *vfWorld) verify(t *testing.T, accountID string) application.LedgerReport {
+	t.Helper()
+	rep, err := application.NewVerifyLedger(w.ledger, w.txs, w.withdrawals, w.accounts).Execute(context.Background(), accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// entry returns a pointer to the stored entry of type kind of account's ledger.
+func (w *vfWorld) entry(t *testing.T, accountID string, kind domain.MovementType) *domain.Entry {
+	t.Helper()
+	log := w.ledger.entries[accountID]
+	for i := range log {
+		if log[i].Type == kind {
+			return &log[i]
+		}
+	}
+	t.Fatalf("no %s entry in %q", kind, accountID)
+	return nil
+}
+
+func kinds(rep application.LedgerReport) []application.DisagreementKind {
+	var out []application.DisagreementKind
+	for _, d := range rep.Disagreements {
+		out = append(out, d.Kind)
+	}
+	return out
+}
+
+func TestVerifyLedgerPassesAClean(t *testing.T) {
+	w := newVfWorld(t)
+	rep := w.verify(t, "")
+	if !rep.OK() {
+		t.Fatalf("a clean ledger disagrees: %v", rep.Disagreements)
+	}
+	if rep.Ledgers != 2 || rep.Entries != 8 || rep.Resources != 3 {
+		t.Fatalf("checked %d ledgers, %d entries, %d resources; want 2, 8 and 3 (a transaction, a withdrawal, a late payment)",
+			rep.Ledgers, rep.Entries, rep.Resources)
+	}
+	want := map[domain.LedgerAccount]domain.Cents{domain.LedgerAvailable: 10000 - 99 - 2500, domain.LedgerBlocked: 0,
+		domain.LedgerClearing: -10000 + 2500 - 700 + 700, domain.LedgerFees: 99, domain.LedgerPayouts: 0, domain.LedgerSuspense: 0}
+	for acct, c := range want {
+		if rep.Balances[acct] != c {
+			t.Errorf("%s recomputed as %d, want %d (all: %v)", acct, rep.Balances[acct], c, rep.Balances)
+		}
+	}
+	if one := w.verify(t, vfAccount); !one.OK() || one.Ledgers != 1 || one.Resources != 2 {
+		t.Fatalf("--account: %d ledgers, %d resources, %v", one.Ledgers, one.Resources, one.Disagreements)
+	}
+}
+
+func TestVerifyLedgerCatches(t *testing.T) {
+	cases := []struct {
+		name    string
+		corrupt func(t *testing.T, w *vfWorld)
+		want    application.DisagreementKind
+		entryID string
+	}{
+		{"a missing entry", func(t *testing.T, w *vfWorld) {
+			log := w.ledger.entries[vfAccount]
+			var kept []domain.Entry
+			for _, e := range log {
+				if e.Type != domain.MoveFee {
+					kept = append(kept, e)
+				}
+			}
+			w.ledger.entries[vfAccount] = nil
+			for _, e := range kept {
+				w.ledger.post(t, e.Posting)
+			}
+		}, application.DisagreeMissing, "tx1/2/fee"},
+		{"a changed amount", func(t *testing.T, w *vfWorld) {
+			w.ledger.entries[vfAccount] = rebuilt(t, w.ledger.entries[vfAccount], func(p *domain.Posting) {
+				if p.Type == domain.MovePayment {
+					p.Amount = 9000
+				}
+			})
+		}, application.DisagreeChanged, "tx1/2/payment"},
+		{"a broken balanceAfter chain", func(t *testing.T, w *vfWorld) {
+			w.entry(t, vfAccount, domain.MoveRefundHold).BalanceAfter.Available += 1
+		}, application.DisagreeBalanceAfter, domain.RefundPostingID("tx1", "rf1", domain.MoveRefundHold)},
+		{"a duplicated entry", func(t *testing.T, w *vfWorld) {
+			w.ledger.post(t, w.entry(t, vfAccount, domain.MovePayment).Posting)
+		}, application.DisagreeDuplicate, "tx1/2/payment"},
+		{"an entry of an unknown resource", func(t *testing.T, w *vfWorld) {
+			w.ledger.post(t, domain.Posting{ID: "ghost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: vfAccount,
+				Resource: domain.ResourceWithdrawal, ResourceID: "ghost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 10})
+		}, application.DisagreeUnknownResource, "ghost/0/withdrawal"},
+		{"an extra entry of a known resource", func(t *testing.T, w *vfWorld) {
+			w.ledger.post(t, domain.Posting{ID: "tx1/9/dispute_hold", Type: domain.MoveDisputeHold, AccountID: vfAccount,
+				Resource: domain.ResourceTransaction, ResourceID: "tx1", Debit: domain.LedgerAvailable, Credit: domain.LedgerBlocked, Amount: 10})
+		}, application.DisagreeExtra, "tx1/9/dispute_hold"},
+		{"a balance the entries do not add up to", func(t *testing.T, w *vfWorld) {
+			w.ledger.balances[vfAccount] = domain.LedgerBalance{Available: 1}
+		}, application.DisagreeBalance, ""},
+		{"a gap in the numbering", func(t *testing.T, w *vfWorld) {
+			w.entry(t, vfAccount, domain.MoveWithdrawal).Seq += 10
+		}, application.DisagreeSequence, "wd1/0/withdrawal"},
+		{"an entry that debits and credits one account", func(t *testing.T, w *vfWorld) {
+			w.entry(t, vfAccount, domain.MoveWithdrawalReversal).Debit = domain.LedgerAvailable
+		}, application.DisagreeMalformed, "wd1/2/withdrawal_reversal"},
+		{"a late payment returned without its arrival", func(t *testing.T, w *vfWorld) {
+			w.ledger.entries[""] = rebuilt(t, w.ledger.entries[""][1:], func(*domain.Posting) {})
+		}, application.DisagreeMissing, "late/E2/late_payment"},
+		{"a suspense entry no late payment explains", func(t *testing.T, w *vfWorld) {
+			arrive, _ := domain.LatePaymentPostings("E9", "tx1", 5)
+			w.ledger.post(t, arrive)
+		}, application.DisagreeLatePayment, "late/E9/late_payment"},
+	}
+	for _, c := range cases {
+		t.Run(c.name+" is caught", func(t *testing.T) {
+			w := newVfWorld(t)
+			c.corrupt(t, w)
+			rep := w.verify(t, "")
+			found := slices.ContainsFunc(rep.Disagreements, func(d application.Disagreement) bool {
+				return d.Kind == c.want && d.EntryID == c.entryID && d.Detail != ""
+			})
+			for _, d := range rep.Disagreements {
+				t.Log(d)
+			}
+			if !found {
+				t.Fatalf("want a %s of entry %q; the audit found %v", c.want, c.entryID, rep.Disagreements)
+			}
+		})
+	}
+}
+
+func TestVerifyLedgerAllows(t *testing.T) {
+	cases := []struct {
+		name string
+		add  func(t *testing.T, w *vfWorld)
+	}{
+		{"a withdrawal reserved then given back by a store that lost its write", func(t *testing.T, w *vfWorld) {
+			p := domain.Posting{ID: "lost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: vfAccount, Resource: domain.ResourceWithdrawal,
+				ResourceID: "lost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 50, Checked: true}
+			w.ledger.post(t, p, p.Void())
+		}},
+		{"a refund hold given back on a transaction that never recorded the refund", func(t *testing.T, w *vfWorld) {
+			p := domain.Posting{ID: domain.RefundPostingID("tx1", "rf2", domain.MoveRefundHold), Type: domain.MoveRefundHold, AccountID: vfAccount,
+				Resource: domain.ResourceTransaction, ResourceID: "tx1", Debit: domain.LedgerAvailable, Credit: domain.LedgerBlocked, Amount: 10, Checked: true}
+			w.ledger.post(t, p, p.Void())
+		}},
+		{"an opening balance per merchant account", func(t *testing.T, w *vfWorld) {
+			w.ledger.post(t, domain.OpeningBalancePostings(vfAccount, domain.LedgerBalance{}, domain.LedgerBalance{Available: 500, Blocked: 20})...)
+		}},
+		{"an account with no entries and nothing to record", func(t *testing.T, w *vfWorld) {
+			w.accounts.ids = append(w.accounts.ids, "acc-empty")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newVfWorld(t)
+			c.add(t, w)
+			if rep := w.verify(t, ""); !rep.OK() {
+				t.Fatalf("the audit refuses it: %v", rep.Disagreements)
+			}
+		})
+	}
+	t.Run("but not a void without its reservation", func(t *testing.T) {
+		w := newVfWorld(t)
+		p := domain.Posting{ID: "lost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: vfAccount, Resource: domain.ResourceWithdrawal,
+			ResourceID: "lost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 50, Checked: true}
+		w.ledger.post(t, p.Void())
+		if rep := w.verify(t, ""); !slices.Contains(kinds(rep), application.DisagreeUnknownResource) {
+			t.Fatalf("a lone void passed: %v", rep.Disagreements)
+		}
+	})
+	t.Run("but not an account whose entries are all missing", func(t *testing.T) {
+		w := newVfWorld(t)
+		delete(w.ledger.entries, vfAccount)
+		if rep := w.verify(t, ""); !slices.Contains(kinds(rep), application.DisagreeMissing) {
+			t.Fatalf("an account without its entries passed: %v", rep.Disagreements)
+		}
+	})
+}
+
+// rebuilt stores log's postings again after edit, renumbered, as a store that recorded them
+// so would have.
+func rebuilt(t *testing.T, log []domain.Entry, edit func(*domain.Posting)) []domain.Entry {
+	t.Helper()
+	l := newVfLedger()
+	for _, e := range log {
+		p := e.Posting
+		edit(&p)
+		l.post(t, p)
+	}
+	var out []domain.Entry
+	for _, es := range l.entries {
+		out = append(out, es...)
+	}
+	return out
+}

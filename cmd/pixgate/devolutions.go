@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/pixgate/pixgate/adapters/apipix"
+	"github.com/pixgate/pixgate/adapters/sandbox"
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// recoverJobName names the job that finishes, in the ledger, what a crash left half done.
+const recoverJobName = "recovering ledger entries"
+
+// newAcquirer builds who returns money to payers: the sandbox's acquirer with PIXGATE_SANDBOX,
+// the acquirer's API Pix with PIXGATE_ACQUIRER_API_URL, and otherwise none.
+func newAcquirer(cfg Config, clock ports.Clock) (ports.Acquirer, error) {
+	switch {
+	case cfg.Sandbox:
+		return sandbox.NewAcquirer(clock), nil
+	case cfg.AcquirerAPIURL != "":
+		a, err := apipix.New(apipix.Config{BaseURL: cfg.AcquirerAPIURL, Token: cfg.AcquirerAPIKey, CAFile: cfg.AcquirerAPICA})
+		if err != nil {
+			return nil, errors.New("PIXGATE_ACQUIRER_API_URL: " + err.Error())
+		}
+		return a, nil
+	}
+	return noAcquirer{}, nil
+}
+
+// errNoAcquirer is what devolutions answer when no acquirer API is configured.
+var errNoAcquirer = errors.New("no acquirer API is configured (PIXGATE_ACQUIRER_API_URL)")
+
+// noAcquirer is production without PIXGATE_ACQUIRER_API_URL: no devolution can be asked for,
+// so a refund stays PROCESSING until the acquirer's callback settles it, and a late payment
+// stays in suspense for operations (the use cases report it).
+type noAcquirer struct{}
+
+func (noAcquirer) RequestDevolution(context.Context, ports.Devolution) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{}, errNoAcquirer
+}
+
+// reportRefund logs a refund whose devolution could not be asked for, or whose answer could
+// not be applied: the refund stays PROCESSING and the acquirer's callback settles it.
+func (a *app) reportRefund(err error) {
+	a.log.Warn("refund left for the acquirer's callback", slog.String("error", err.Error()))
+}
+
+// latePayment counts a payment that belonged to no charge and logs one line: the payment,
+// the devolution asked for and its answer; never the payer.
+func (a *app) latePayment(l application.LatePayment) {
+	a.metrics.ObserveLatePayment(l.Result, l.Err)
+	attrs := []any{
+		slog.String("endToEndId", l.Claim.EndToEndID),
+		slog.String("transactionId", l.Claim.TransactionID),
+		slog.String("amount", l.Claim.Amount.Reais()),
+		slog.String("devolutionId", l.Devolution.ID),
+	}
+	if l.Err != nil {
+		a.log.Warn("late payment kept in suspense: the devolution request failed",
+			append(attrs, slog.String("error", l.Err.Error()))...)
+		return
+	}
+	attrs = append(attrs, slog.String("result", string(l.Result.Status)))
+	if l.Result.ReturnID != "" {
+		attrs = append(attrs, slog.String("rtrId", l.Result.ReturnID))
+	}
+	if l.Result.Reason != "" {
+		attrs = append(attrs, slog.String("reason", l.Result.Reason))
+	}
+	a.log.Warn("late payment: devolution to the payer requested", attrs...)
+}

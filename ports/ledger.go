@@ -1,0 +1,77 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+)
+
+// EntryFilter selects the statement lines of one merchant. Zero fields select everything.
+type EntryFilter struct {
+	AccountID string // required: a statement never crosses accounts
+	StartDate *time.Time
+	EndDate   *time.Time // inclusive, like StartDate, on createdAt
+	Types     []domain.MovementType
+	// Before keeps the entries numbered below it (the cursor of the page before); 0 starts at
+	// the newest entry.
+	Before int64
+}
+
+// PaymentClaim records that a PIX payment, identified by its end-to-end id, was taken by one
+// charge (or, for a late payment, sent back). An end-to-end id identifies one payment once:
+// the first claim wins for ever.
+type PaymentClaim struct {
+	EndToEndID    string
+	TransactionID string
+	AccountID     string
+	Amount        domain.Cents
+	Late          bool // the charge was not awaiting it: the money went to suspense
+	CreatedAt     time.Time
+}
+
+// Ledger is the double-entry ledger: the entries that the repositories' status changes post,
+// the balances they keep, and the registry of PIX payments.
+//
+// Repositories post a status change's entries themselves (TransactionRepository.Update,
+// WithdrawalRepository.Create), together with the change: after any crash, restart or lost
+// race each change has exactly its entries, each once (Recover finishes what a crash
+// interrupted). Entries are numbered per merchant ledger (and in the service's own ledger, the
+// empty account id), serialised with every other movement of that merchant, and carry the
+// balance after them. Safe for concurrent use; errors as TransactionRepository's.
+type Ledger interface {
+	// Balance returns the merchant's available and blocked balances, as its latest entry left
+	// them, and the sum of its charges awaiting payment. It costs the same with ten entries or
+	// ten million.
+	Balance(ctx context.Context, accountID string) (domain.Balance, error)
+
+	// Entries returns up to limit entries of f's account matching f, newest first.
+	Entries(ctx context.Context, f EntryFilter, limit int) ([]domain.Entry, error)
+
+	// Scan calls fn with every entry of the account's ledger ("" for the service's own),
+	// oldest first, until fn answers an error, which Scan returns. It is for audits.
+	Scan(ctx context.Context, accountID string, fn func(domain.Entry) error) error
+
+	// Ledgers lists the account ids that have entries ("" for the service's own ledger).
+	Ledgers(ctx context.Context) ([]string, error)
+
+	// Post stores postings that belong to no status change (a late payment and its return;
+	// an opening balance), each at most once: a posting whose id is stored already is skipped.
+	Post(ctx context.Context, postings ...domain.Posting) error
+
+	// ClaimPayment records c unless its end-to-end id was claimed before, and returns the
+	// stored claim either way (the caller compares it with c).
+	ClaimPayment(ctx context.Context, c PaymentClaim) (PaymentClaim, error)
+
+	// MarkLate marks the claim of endToEndID as a late payment.
+	MarkLate(ctx context.Context, endToEndID string) error
+
+	// LatePayments lists the claims marked late, oldest first (audits compare them with the
+	// suspense entries).
+	LatePayments(ctx context.Context) ([]PaymentClaim, error)
+
+	// Recover posts the entries of status changes that a crash left without them, and tells
+	// how many it posted. Stores that write a change and its entries atomically have nothing
+	// to recover.
+	Recover(ctx context.Context) (int, error)
+}
