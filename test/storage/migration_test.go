@@ -15,6 +15,7 @@ import (
 	pixmongo "github.com/pixgate/pixgate/adapters/mongo"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/storetest"
 	"github.com/pixgate/pixgate/test/testdb"
 )
 
@@ -321,47 +322,12 @@ func countEntries(t *testing.T, ctx context.Context, db *mdb.Database) int64 {
 	return n
 }
 
-// assertResourcesHaveTheirEntries checks the account's ledger (see assertChain) against the
-// entries its transactions' and withdrawals' histories imply: each there once, as implied, and
-// nothing else but opening balances.
+// assertResourcesHaveTheirEntries checks the account's ledger against the histories of its
+// transactions and withdrawals, as the conformance suite does.
 func assertResourcesHaveTheirEntries(t *testing.T, s *pixmongo.Store, account string) {
 	t.Helper()
-	ctx := context.Background()
-	stored := map[string]domain.Entry{}
-	for _, e := range assertChain(t, s, account) {
-		stored[e.ID] = e
-	}
-	var implied []domain.Posting
-	page, err := s.Transactions().List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tx := range page.Items {
-		implied = append(implied, domain.ImpliedTransactionPostings(tx.Record())...)
-	}
-	ws, err := s.Withdrawals().ListByAccount(ctx, account, ports.Page{Number: 1, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range ws {
-		implied = append(implied, domain.ImpliedWithdrawalPostings(w.Record())...)
-	}
-	for _, p := range implied {
-		e, ok := stored[p.ID]
-		if !ok {
-			t.Errorf("entry %s (%s of %d) is missing", p.ID, p.Type, p.Amount)
-			continue
-		}
-		if same, why := domain.SamePosting(e.Posting, p); !same {
-			t.Errorf("entry %s: %s", p.ID, why)
-		}
-		delete(stored, p.ID)
-	}
-	for id, e := range stored {
-		if e.Type != domain.MoveOpeningBalance {
-			t.Errorf("entry %s (%s of %d) has no status change behind it", id, e.Type, e.Amount)
-		}
-	}
+	storetest.AssertLedgerMatchesHistories(t, storetest.Stores{Transactions: s.Transactions(),
+		Withdrawals: s.Withdrawals(), Outbox: s.Outbox(), Ledger: s.Ledger()}, account)
 }
 
 // TestLegacyAccountsKeepReadingTheBalance stores accounts as the version before balance:read
