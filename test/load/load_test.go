@@ -11,8 +11,8 @@ import (
 )
 
 // TestSmokeRunsTheWholeHarness runs every phase of the harness in its -short sizes (a real
-// pixgate process, vegeta, both baselines, the in-process store, FerretDB and the MongoDB
-// adapter) so that `make test` proves
+// pixgate process, vegeta, both baselines, the in-process store, FerretDB, the MongoDB
+// adapter and the ledger phases) so that `make test` proves
 // `make load` works. It checks that a report came out, never a figure: timings are printed by
 // the harness, not asserted.
 func TestSmokeRunsTheWholeHarness(t *testing.T) {
@@ -37,7 +37,9 @@ func TestSmokeRunsTheWholeHarness(t *testing.T) {
 		handWritten, beginMarker, endMarker, "smoke run",
 		"| GET /transaction/{id}, sustained throughput |", "| POST /transaction, sustained throughput |",
 		"| GET /transaction, 1% filter", "while POSTs saturate the CPU", "| heap per stored transaction at",
-		"MongoDB adapter (FerretDB on SQLite)", "| create: POST /transaction vs InsertOne |", "**mongo POST /transaction**", "(a) bare net/http", "(b) QR renderer alone", "| in process |", "| HTTP |",
+		"MongoDB adapter (FerretDB on SQLite)", "| create: POST /transaction vs InsertOne |",
+		"| GET /balance p99, in process", "| POST /withdrawal p99, in process", "| GET /balance/entries (first page) p99 at",
+		"| GET /balance p99, MongoDB adapter on FerretDB", "| POST /withdrawal p99, MongoDB adapter on FerretDB", "### The ledger", "**mongo POST /transaction**", "(a) bare net/http", "(b) QR renderer alone", "| in process |", "| HTTP |",
 	} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("the report lacks %q:\n%s", want, doc)

@@ -9,14 +9,17 @@
 // in this process over the memory adapter. Last, unless -mongo=false, it measures the MongoDB
 // adapter within 60 s: pixgate serve with PIXGATE_STORE=mongo against FerretDB on SQLite (a
 // child process on loopback), its GET and POST beside the raw driver's finds and inserts of the
-// same documents (mongo.go). It prints one table with each target met or missed
+// same documents (mongo.go). The ledger phases (ledger.go) then time GET /balance, POST
+// /withdrawal and the statement's first page on a short and a long ledger, in process (1,000
+// and 1,000,000 entries) and on FerretDB (1,000 and up to 100,000, as far as two minutes of
+// seeding get). It prints one table with each target met or missed
 // and writes it into docs/PERFORMANCE.md, between markers, with the machine, the commit, the Go
 // version and the exact commands.
 //
-// It only ever connects to 127.0.0.1, and it is bounded in time (-budget, 5 minutes by
-// default): the full run takes about three minutes on 2 cores, -short about fifteen seconds (what
-// the smoke test runs). It asserts nothing: a missed target is printed as missed, not as a
-// failure.
+// It only ever connects to 127.0.0.1, and it is bounded in time (-budget, 10 minutes by
+// default): the full run takes about eight minutes on 2 cores, -short about half a minute
+// (what the smoke test runs). It asserts nothing: a missed target is printed as missed, not as
+// a failure.
 package main
 
 import (
@@ -78,7 +81,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	short := fs.Bool("short", false, "a smoke run of a few seconds (sizes too small to mean anything)")
 	out := fs.String("out", "", "markdown file to update (default: <root>/docs/PERFORMANCE.md; -short: none)")
 	listHTTP := fs.String("list-http", "", "stored transactions at which GET /transaction is measured over HTTP, comma separated (default 10000; 100000 adds about 3 minutes of seeding)")
-	budget := fs.Duration("budget", 0, "stop the run after this long (default 5m, -short 1m)")
+	budget := fs.Duration("budget", 0, "stop the run after this long (default 10m, -short 1m)")
 	mongo := fs.Bool("mongo", true, "measure the MongoDB adapter against FerretDB (a child process on loopback), within 60 s (-short: a few seconds)")
 	var serverEnv []string
 	fs.Func("server-env", "an extra PIXGATE_*, GOGC or GOMAXPROCS setting of the server, KEY=VALUE (repeatable)", func(v string) error {
@@ -98,7 +101,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	o := options{
 		step: 3 * time.Second, hold: 5 * time.Second, probe: 2 * time.Second, qrFor: 5 * time.Second,
 		lookups: 1000, listHTTP: []int{10_000}, listInProcess: []int{10_000, 100_000, 1_000_000},
-		memoryAt: []int{100_000, 1_000_000}, budget: 5 * time.Minute,
+		memoryAt: []int{100_000, 1_000_000}, budget: 10 * time.Minute,
 	}
 	if *short {
 		o = options{short: true,
@@ -158,6 +161,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := measureInProcess(ctx, o, r, logf); err != nil {
 		return err
 	}
+	if err := measureLedgerInProcess(ctx, o, r, logf); err != nil {
+		return fmt.Errorf("the in-process ledger phase: %w", err)
+	}
 	if !o.mongo {
 		r.mongoNote = "not measured: skipped (-mongo=false)"
 	} else if err := measureMongo(ctx, o, root, r, logf); err != nil {
@@ -168,6 +174,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		logf("the MongoDB phase failed: %v", err)
 		r.mongo, r.mongoNote = nil, fmt.Sprintf("not measured: the phase failed: %.300s", err)
+	}
+	if !o.mongo {
+		r.ledgerMongoNote = "not measured: skipped (-mongo=false)"
+	} else if err := measureLedgerMongo(ctx, o, root, r, logf); err != nil {
+		// As for the MongoDB phase; what was measured before the failure stays in the report.
+		if o.short || ctx.Err() != nil {
+			return fmt.Errorf("the MongoDB ledger phase: %w", err)
+		}
+		logf("the MongoDB ledger phase failed: %v", err)
+		r.ledgerMongoNote = fmt.Sprintf("the phase failed: %.300s", err)
 	}
 	r.took = time.Since(started)
 	r.machine.LoadAfter = loadAverage()

@@ -12,99 +12,41 @@ package main
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/pixgate/pixgate/adapters/httpapi"
-	"github.com/pixgate/pixgate/adapters/jwtauth"
-	"github.com/pixgate/pixgate/adapters/memory"
-	"github.com/pixgate/pixgate/adapters/metrics"
 	"github.com/pixgate/pixgate/adapters/qr"
-	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
 
-// inProcessServer is pixgate's API handler with the memory store and a token of one account.
+// inProcessServer is pixgate's API handler with the memory store (inProcessAPI, wired as
+// cmd/pixgate wires `pixgate serve`) and a token of one account.
 type inProcessServer struct {
-	handler http.Handler
-	token   string
-	create  *application.CreateTransaction
-	p       domain.Principal
+	api    *inProcessAPI
+	token  string
+	create *application.CreateTransaction
+	p      domain.Principal
 }
 
-// newInProcessServer wires the handler as cmd/pixgate/app.go does for the routes measured here:
-// metrics around the store and the renderer, the access log at info level (to io.Discard, where
-// the load run writes it to a file), JWT verification with its cache, the sandbox emitter.
 func newInProcessServer(tb testing.TB, renderer ports.QRRenderer) *inProcessServer {
 	tb.Helper()
-	ctx := context.Background()
-	clock, ids := system.Clock{}, system.UUIDs{}
-	key, err := jwtauth.GenerateKey()
+	api, err := newInProcessAPI(renderer)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	jwtCfg := jwtauth.Config{Issuer: "pixgate", Audience: "pixgate-api", Clock: clock}
-	issuer, err := jwtauth.NewIssuer(jwtCfg, key)
+	p, token, err := api.account(context.Background(), "Load")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second, CacheSize: 10_000}, &key.PublicKey)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	hasher, err := application.NewSecretHasher([]byte("load-profile-key-load-profile-key"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	accounts := memory.NewAccounts()
-	created, err := application.NewCreateAccount(accounts, ids, clock, hasher).Execute(ctx, "Load", nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := domain.Principal{AccountID: created.Account.ID(), ClientID: created.Credential.ClientID, Scopes: created.Account.Scopes()}
-	tok, err := issuer.Issue(ctx, p, time.Hour)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	emitter, err := defaultEmitter()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m := metrics.New()
-	txs := m.Transactions(memory.NewStore().Transactions())
-	create := application.NewCreateTransaction(txs, emitter, m.QRRenderer(renderer), ids, clock)
-	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, Sandbox: true}, httpapi.Deps{
-		Authenticator:     application.NewAuthenticate(verifier, accounts),
-		CreateTransaction: create,
-		GetTransaction:    application.NewGetTransaction(txs),
-		ListTransactions:  application.NewListTransactions(txs),
-		RefundTransaction: application.NewRefundTransaction(txs, clock),
-		Observer:          m,
-		Logger:            slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	})
-	return &inProcessServer{handler: srv.Handler(), token: tok.Token, create: create, p: p}
+	return &inProcessServer{api: api, token: token, create: api.create, p: p}
 }
 
 func (s *inProcessServer) serve(tb testing.TB, method, target string, body []byte, want int) *httptest.ResponseRecorder {
-	var rd io.Reader
-	if body != nil {
-		rd = strings.NewReader(string(body))
-	}
-	req := httptest.NewRequest(method, target, rd)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	w := httptest.NewRecorder()
-	s.handler.ServeHTTP(w, req)
+	w := s.api.serve(s.api.request(method, target, s.token, body))
 	if w.Code != want {
 		tb.Fatalf("%s %s: %d, want %d: %s", method, target, w.Code, want, w.Body.String())
 	}

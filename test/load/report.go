@@ -41,6 +41,10 @@ type report struct {
 	mongo          *mongoRun
 	mongoNote      string
 	mongoServerEnv []string
+	// The ledger phases (ledger.go); nil when they did not run, the notes then say why.
+	ledgerInProcess, ledgerMongo         *ledgerRun
+	ledgerInProcessNote, ledgerMongoNote string
+	ledgerMongoServerEnv                 []string
 }
 
 // The goals of issue 11.
@@ -155,6 +159,7 @@ func (r *report) markdown() string {
 		p("| heap per stored transaction at %s (QR image included) | ≤ 4 KiB | %s bytes | | %.2f of the goal | %s |\n",
 			thousands(float64(f.Stored)), thousands(f.BytesPerTx), f.BytesPerTx/goalBytesPerTx, verdict(f.BytesPerTx <= goalBytesPerTx))
 	}
+	r.ledgerTargets(p)
 	if mg := r.mongo; mg != nil {
 		p("| MongoDB adapter (FerretDB on SQLite): POST and GET beside the raw driver | | POST %s (p99 %s), GET %s (p99 %s) | raw InsertOne %s, FindOne by _id %s | POST %s of inserts, GET %s of finds | measured |\n\n",
 			perSecond(mg.Post.Sustained.Throughput), ms(mg.Post.Sustained.P99), perSecond(mg.Get.Sustained.Throughput), ms(mg.Get.Sustained.P99),
@@ -210,6 +215,7 @@ func (r *report) markdown() string {
 		p("| %s | %s | %s | %s | %s | %d |\n", thousands(float64(f.Stored)), f.Method, thousands(float64(f.Total)), ms(f.P50), ms(f.P99), f.Runs)
 	}
 	r.mongoMarkdown(p)
+	r.ledgerMarkdown(p)
 	p("\n### Memory\n\n")
 	p("In process, the same store as the in-process list: runtime.ReadMemStats HeapInuse after a GC, less HeapInuse before the store existed, divided by the transactions stored. Each transaction holds its own copy of a real %d-byte QR PNG; no webhook URL (a webhook adds its event and delivery to the outbox).\n\n", r.qrPNGBytesOrMemory())
 	p("| stored | heap in use per transaction |\n|---|---|\n")
