@@ -8,8 +8,15 @@
 //   - TestMerchantWalksThePublicAPIOnMongoDB: token, create, pay, list, lookup, refund, MED,
 //     withdrawals and the balance at every step.
 //   - TestRestartKeepsEveryTransactionAndReplaysIdempotentCreations: stop and start pixgate.
-//   - TestConcurrentWithdrawalsNeverOverdrawOnMongoDB (and ...ThroughTwoInstances, real
-//     MongoDB only): 20 concurrent withdrawals of a third of the balance.
+//   - TestConcurrentWithdrawalsNeverOverdrawOnMongoDB (and ...ThroughTwoInstances): 20
+//     concurrent withdrawals of a third of the balance.
+//   - TestThreeInstancesOnOneStoreNeverOverdraw: 50 withdrawals and refunds racing through
+//     three instances on one database; then pixgate ledger verify, and the same audit failing
+//     on a ledger broken behind pixgate's back.
+//   - TestKilledBetweenAStatusChangeAndItsEntriesLeavesTheLedgerWhole: SIGKILL amid payments,
+//     refunds, disputes and withdrawals; after restart the audit finds nothing missing or
+//     doubled.
+//   - TestLedgerVerifyPassesAfterAWalkOnMongoDB: the audit, run inside the container.
 //   - TestDatabaseOutageAnswers503AndLosesNoAcknowledgedWrite: the database stops and starts
 //     under load.
 //   - TestKilledWhileCreatingKeepsEveryAcknowledgedTransactionOnce and
