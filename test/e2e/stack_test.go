@@ -504,6 +504,19 @@ func (p *pixgate) wantBalance(step string, available, blocked, pending int64) {
 	}
 }
 
+// waitBalance polls GET /balance until it is [available blocked pending], for within at most.
+// A change made in the background (the sandbox settling a refund) is visible in its resource a
+// moment before its entries are (the MongoDB adapter posts them right after storing it): a
+// test that waited for a status waits for the balance too.
+func (p *pixgate) waitBalance(step string, available, blocked, pending int64, within time.Duration) {
+	p.t.Helper()
+	want := [3]int64{available, blocked, pending}
+	eventually(p.t, within, step, func() (bool, string) {
+		got := p.balance()
+		return got == want, fmt.Sprintf("balance [available blocked pending] = %v, want %v", got, want)
+	})
+}
+
 // waitStatus polls GET path until the resource's status is status, for timeout at most.
 func (p *pixgate) waitStatus(path, status string, timeout time.Duration) map[string]any {
 	p.t.Helper()

@@ -71,7 +71,7 @@ func TestMerchantWalksThePublicAPIOnMongoDB(t *testing.T) {
 	if refunded["endToEndRefund"] == nil {
 		t.Fatalf("refunded b without endToEndRefund: %v", refunded)
 	}
-	p.wantBalance("a refund completed takes its amount; the fee stays charged", 39_700, 0, 5_000)
+	p.waitBalance("a refund completed takes its amount; the fee stays charged", 39_700, 0, 5_000, 5*time.Second)
 	if total, found := list(p, url.Values{"status": {"REFUNDED"}}); total != 1 || found[0] != ids["b"] {
 		t.Fatalf("REFUNDED: %d %v, want b", total, found)
 	}

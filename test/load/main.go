@@ -81,7 +81,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	short := fs.Bool("short", false, "a smoke run of a few seconds (sizes too small to mean anything)")
 	out := fs.String("out", "", "markdown file to update (default: <root>/docs/PERFORMANCE.md; -short: none)")
 	listHTTP := fs.String("list-http", "", "stored transactions at which GET /transaction is measured over HTTP, comma separated (default 10000; 100000 adds about 3 minutes of seeding)")
-	budget := fs.Duration("budget", 0, "stop the run after this long (default 10m, -short 1m)")
+	budget := fs.Duration("budget", 0, "stop the run after this long (default 10m, -short 3m)")
 	mongo := fs.Bool("mongo", true, "measure the MongoDB adapter against FerretDB (a child process on loopback), within 60 s (-short: a few seconds)")
 	var serverEnv []string
 	fs.Func("server-env", "an extra PIXGATE_*, GOGC or GOMAXPROCS setting of the server, KEY=VALUE (repeatable)", func(v string) error {
@@ -107,7 +107,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		o = options{short: true,
 			step: 200 * time.Millisecond, hold: 300 * time.Millisecond, probe: 200 * time.Millisecond, qrFor: 300 * time.Millisecond,
 			lookups: 50, listHTTP: []int{200}, listInProcess: []int{1_000, 5_000},
-			memoryAt: []int{1_000, 5_000}, budget: time.Minute,
+			memoryAt: []int{1_000, 5_000}, budget: 3 * time.Minute,
 		}
 	}
 	if *listHTTP != "" {
