@@ -35,7 +35,7 @@ func phoneDigits(s string) (string, bool) {
 	return b.String(), true
 }
 
-// validAreaCode accepts the two-digit area codes 11 to 99 (contract section 4).
+// validAreaCode accepts the two-digit area codes 11 to 99 (the area codes of Brazil's numbering plan).
 func validAreaCode(d string) bool {
 	n := int(d[0]-'0')*10 + int(d[1]-'0')
 	return d[0] >= '0' && d[0] <= '9' && d[1] >= '0' && d[1] <= '9' && n >= 11 && n <= 99

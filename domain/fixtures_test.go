@@ -137,7 +137,7 @@ func expireAt(tx *domain.Transaction, now time.Time) time.Time {
 	return now
 }
 
-// txTriggers lists every trigger method with the one move it makes in contract section 7.
+// txTriggers lists every trigger method with the one move it makes in the state table (README, "Lifecycle, sandbox and refunds").
 var txTriggers = []txTrigger{
 	{"AttachPix", domain.TxPending, domain.TxPixQRCodeGenerated, func(tx *domain.Transaction, now time.Time) error {
 		return tx.AttachPix(pixFor(tx, now), now)
@@ -368,7 +368,7 @@ func wdStateOf(w *domain.Withdrawal) wdState {
 	return wdState{rec: r, events: ids}
 }
 
-// checkHistory verifies the history rules of contract section 7 for either aggregate: it
+// checkHistory verifies the history rules of the state table for either aggregate: it
 // starts with PENDING at the creation date, its dates never go backwards, its last entry is
 // the current status at UpdatedAt, and its durations are non-negative, nil for the last entry,
 // and add up to UpdatedAt minus CreatedAt.

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TransactionStatus is a status of the transaction state machine (contract section 7).
+// TransactionStatus is a status of the transaction state machine (README, "Lifecycle, sandbox and refunds").
 type TransactionStatus string
 
 const (
@@ -41,7 +41,7 @@ func (s TransactionStatus) Final() bool {
 	return s == TxRefunded || s == TxInfraction || s == TxFailed
 }
 
-// transactionMoves is the transaction state table of contract section 7.
+// transactionMoves is the transaction state table (README, "Lifecycle, sandbox and refunds").
 var transactionMoves = map[TransactionStatus][]TransactionStatus{
 	TxPending:              {TxPixQRCodeGenerated, TxFailed},
 	TxPixQRCodeGenerated:   {TxPaid, TxFailed},

@@ -14,7 +14,7 @@ import (
 // arrow is one move of a state table.
 type arrow[S ~string] struct{ from, to S }
 
-// contractTxTable is the transaction table of contract section 7, written out independently
+// contractTxTable is the transaction state table of the README, written out independently
 // of the domain's own table.
 var contractTxTable = []arrow[domain.TransactionStatus]{
 	{domain.TxPending, domain.TxPixQRCodeGenerated},

@@ -11,7 +11,7 @@ import (
 )
 
 // Randomized walks: random triggers on both aggregates under a clock that sometimes steps
-// back, with the invariants of contract section 7 and of the balance checked after every step.
+// back, with the invariants of the state table and of the balance checked after every step.
 // Each subtest has its own fixed seed, so a failure replays exactly.
 
 const (

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// WithdrawalStatus is a status of the withdrawal state machine (contract section 7).
+// WithdrawalStatus is a status of the withdrawal state machine: PENDING → PROCESSING or
+// CANCELED; PROCESSING → PROCESSED, FAILED or REJECTED; PROCESSED → REFUNDED.
 type WithdrawalStatus string
 
 const (

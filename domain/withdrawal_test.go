@@ -11,7 +11,7 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// contractWdTable is the withdrawal table of contract section 7.
+// contractWdTable is the withdrawal withdrawal state table, as WithdrawalStatus states it.
 var contractWdTable = []arrow[domain.WithdrawalStatus]{
 	{domain.WdPending, domain.WdProcessing},
 	{domain.WdPending, domain.WdCanceled},

@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// SIGTERM, as an orchestrator sends it, to the real program under load (contract section 14):
+// SIGTERM, as an orchestrator sends it, to the real program under load (README, "Container image": SIGTERM):
 // it stops accepting, finishes the requests in flight, stops its background work and exits 0.
 // Helpers here start with "sd".
 
