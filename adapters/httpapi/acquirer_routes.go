@@ -52,6 +52,10 @@ func acquirerAuthed(secret string, h http.HandlerFunc) http.Handler {
 			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", "the acquirer's shared secret is required", nil)
 			return
 		}
+		if fields := queryErrors(r.URL.RawQuery); len(fields) > 0 {
+			validationFailed(w, r, fields)
+			return
+		}
 		h(w, r)
 	})
 }

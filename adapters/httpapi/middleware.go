@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -144,6 +145,58 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
+// queryErrors judges a query string before any handler reads it: one that does not parse (a
+// ";" separator, bad percent-encoding) would otherwise lose the parameters that did not
+// parse, and a filter silently dropped lists everything; a parameter holding U+0000 is
+// invalid_format, like a string of a body.
+func queryErrors(rawQuery string) []FieldError {
+	if rawQuery == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return []FieldError{{Field: "query", Code: "invalid_format",
+			Message: "the query string does not parse: separate parameters with & and percent-encode reserved characters"}}
+	}
+	var fields []FieldError
+	for name, values := range q {
+		for _, v := range values {
+			if strings.IndexByte(name, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
+				fields = append(fields, FieldError{Field: name, Code: "invalid_format", Message: nulMessage})
+				break
+			}
+		}
+		if len(fields) >= maxFieldErrors {
+			break
+		}
+	}
+	return fields
+}
+
+// headAsGet answers HEAD wherever GET is answered: the GET route runs, with the same status
+// and headers, and its body is dropped. The request keeps its method for the access log and
+// metrics, which run outside.
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		get := r.Clone(r.Context())
+		get.Method = http.MethodGet
+		get.Body = http.NoBody
+		next.ServeHTTP(headWriter{w}, get)
+	})
+}
+
+// headWriter drops what a handler writes as a body (net/http's server does too; this keeps
+// in-process callers, such as the fuzz harness, honest).
+type headWriter struct{ http.ResponseWriter }
+
+func (h headWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+func (h headWriter) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
 // bearerToken extracts the token of an "Authorization: Bearer <token>" header. The scheme is
 // case-insensitive (RFC 9110); exactly one token must follow it.
 func bearerToken(r *http.Request) (token string, present bool) {
@@ -184,6 +237,10 @@ func (s *Server) authed(scope domain.Scope, h http.HandlerFunc) http.Handler {
 		if scope != "" && !p.HasScope(scope) {
 			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+string(scope)+`"`)
 			writeProblem(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks the scope "+string(scope), nil)
+			return
+		}
+		if fields := queryErrors(r.URL.RawQuery); len(fields) > 0 {
+			validationFailed(w, r, fields)
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))

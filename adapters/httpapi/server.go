@@ -86,7 +86,7 @@ func New(cfg Config, deps Deps) *Server {
 }
 
 // Handler is the whole API with its middleware.
-func (s *Server) Handler() http.Handler { return s.observe(s.router) }
+func (s *Server) Handler() http.Handler { return s.observe(headAsGet(s.router)) }
 
 // Router exposes the routes, for tests that walk them (the OpenAPI check).
 func (s *Server) Router() *mux.Router { return s.router }
@@ -146,6 +146,9 @@ func allowedMethods(router *mux.Router, req *http.Request) string {
 		var match mux.RouteMatch
 		if router.Match(probe, &match) && match.MatchErr == nil {
 			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead) // headAsGet answers it
+			}
 		}
 	}
 	return strings.Join(allowed, ", ")
