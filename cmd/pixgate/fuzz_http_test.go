@@ -130,10 +130,12 @@ func FuzzHTTPAcquirerCallback(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// horario must lie between the charge's creation and now plus 5 minutes: a minute from now.
+	horario := acqHorario(time.Now().Add(time.Minute))
 	entry := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
-		`"horario": "2026-11-22T11:19:32.456-03:00", "infoPagador": "pedido 123"}`
+		`"horario": "` + horario + `", "infoPagador": "pedido 123"}`
 	refund := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
-		`"horario": "2026-11-22T11:19:32Z", "devolucoes": [{"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", ` +
+		`"horario": "` + horario + `", "devolucoes": [{"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", ` +
 		`"valor": "10.00", "natureza": "ORIGINAL", "status": "DEVOLVIDO", "horario": {"solicitacao": "2026-11-22T14:30:00Z"}}]}`
 	for _, s := range []string{
 		`{"pix": []}`, `{"pix": [` + entry + `]}`, `{"pix": [` + entry + `, ` + entry + `]}`, `{"pix": [` + refund + `]}`,
