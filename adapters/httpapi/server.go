@@ -88,6 +88,21 @@ func New(cfg Config, deps Deps) *Server {
 // Handler is the whole API with its middleware.
 func (s *Server) Handler() http.Handler { return s.observe(headAsGet(s.router)) }
 
+// RouteNames lists the names RequestObserver may be given as a route: every route's name (its
+// template when unnamed) and "unmatched".
+func (s *Server) RouteNames() []string {
+	names := []string{"unmatched"}
+	_ = s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		if n := route.GetName(); n != "" {
+			names = append(names, n)
+		} else if tpl, err := route.GetPathTemplate(); err == nil {
+			names = append(names, tpl)
+		}
+		return nil
+	})
+	return names
+}
+
 // Router exposes the routes, for tests that walk them (the OpenAPI check).
 func (s *Server) Router() *mux.Router { return s.router }
 
