@@ -655,7 +655,7 @@ func whCopy(d ports.Delivery) ports.Delivery {
 	return d
 }
 
-func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]ports.Delivery, error) {
+func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -663,7 +663,7 @@ func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease
 	defer o.mu.Unlock()
 	var due []*whItem
 	for _, it := range o.pending {
-		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) {
+		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) && !slices.Contains(skipAccounts, it.d.Event.AccountID) {
 			due = append(due, it)
 		}
 	}
