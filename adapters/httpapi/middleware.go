@@ -174,7 +174,8 @@ func queryErrors(rawQuery string) []FieldError {
 }
 
 // headAsGet answers HEAD wherever GET is answered: the GET route runs, with the same status
-// and headers, and its body is dropped. The request keeps its method for the access log and
+// and headers. net/http's server, which still knows the request as HEAD, counts the body for
+// Content-Length and sends none of it. The request keeps its method for the access log and
 // metrics, which run outside.
 func headAsGet(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -184,18 +185,9 @@ func headAsGet(next http.Handler) http.Handler {
 		}
 		get := r.Clone(r.Context())
 		get.Method = http.MethodGet
-		get.Body = http.NoBody
-		next.ServeHTTP(headWriter{w}, get)
+		next.ServeHTTP(w, get)
 	})
 }
-
-// headWriter drops what a handler writes as a body (net/http's server does too; this keeps
-// in-process callers, such as the fuzz harness, honest).
-type headWriter struct{ http.ResponseWriter }
-
-func (h headWriter) Write(b []byte) (int, error) { return len(b), nil }
-
-func (h headWriter) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // bearerToken extracts the token of an "Authorization: Bearer <token>" header. The scheme is
 // case-insensitive (RFC 9110); exactly one token must follow it.
