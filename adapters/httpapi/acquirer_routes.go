@@ -56,6 +56,9 @@ func acquirerAuthed(secret string, h http.HandlerFunc) http.Handler {
 			validationFailed(w, r, fields)
 			return
 		}
+		if !jsonBodyOrNone(w, r) {
+			return
+		}
 		h(w, r)
 	})
 }

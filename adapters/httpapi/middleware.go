@@ -22,7 +22,16 @@ const (
 	requestIDKey ctxKey = iota
 	principalKey
 	routeKey
+	headKey // the request came as HEAD and is served as GET
 )
+
+// requestMethod is the method the client sent (HEAD, where headAsGet made it GET).
+func requestMethod(r *http.Request) string {
+	if head, _ := r.Context().Value(headKey).(bool); head {
+		return http.MethodHead
+	}
+	return r.Method
+}
 
 // routeHolder carries the matched route's name from the router (which knows it) back out to
 // observe (which logs it): mux records the match only on the request it hands inwards.
@@ -173,6 +182,18 @@ func queryErrors(rawQuery string) []FieldError {
 	return fields
 }
 
+// jsonBodyOrNone answers 415 to a request whose body is not JSON, and false; every business
+// route reads JSON or nothing (a route that ignores its body still refuses one of another
+// media type, so that no client learns to send anything else).
+func jsonBodyOrNone(w http.ResponseWriter, r *http.Request) bool {
+	if !hasBody(r) || isJSONMediaType(r.Header.Get("Content-Type")) {
+		return true
+	}
+	writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type",
+		"the body must be sent as Content-Type: application/json", nil)
+	return false
+}
+
 // headAsGet answers HEAD wherever GET is answered: the GET route runs, with the same status
 // and headers. net/http's server, which still knows the request as HEAD, counts the body for
 // Content-Length and sends none of it. The request keeps its method for the access log and
@@ -183,7 +204,7 @@ func headAsGet(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		get := r.Clone(r.Context())
+		get := r.Clone(context.WithValue(r.Context(), headKey, true))
 		get.Method = http.MethodGet
 		next.ServeHTTP(w, get)
 	})
@@ -233,6 +254,9 @@ func (s *Server) authed(scope domain.Scope, h http.HandlerFunc) http.Handler {
 		}
 		if fields := queryErrors(r.URL.RawQuery); len(fields) > 0 {
 			validationFailed(w, r, fields)
+			return
+		}
+		if !jsonBodyOrNone(w, r) {
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))

@@ -116,7 +116,7 @@ func (s *Server) routes() *mux.Router {
 		if allowed := allowedMethods(r, req); allowed != "" {
 			w.Header().Set("Allow", allowed) // RFC 9110 requires it on a 405
 		}
-		writeProblem(w, req, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+req.Method, nil)
+		writeProblem(w, req, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+requestMethod(req), nil)
 	})
 	s.operationalRoutes(r)
 	s.authRoutes(r)

@@ -284,3 +284,18 @@ func TestGarbageMethodsAndPathsDoNotGrowTheMetricsSeries(t *testing.T) {
 		t.Fatal("garbage methods are not counted as other")
 	}
 }
+
+func TestARouteThatIgnoresItsBodyStillRefusesOneThatIsNotJSON(t *testing.T) {
+	e := newEnv(t, nil)
+	_, tok := e.account()
+	for _, path := range []string{"/webhook/secret/rotate", "/auth/credentials"} {
+		t.Run("POST "+path+" with a text/plain body answers 415", func(t *testing.T) {
+			problemOf(t, e.do("POST", path, tok, "rotate please", "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, "unsupported_media_type")
+		})
+	}
+	t.Run("control: POST /webhook/secret/rotate without a body answers 200", func(t *testing.T) {
+		if r := e.do("POST", "/webhook/secret/rotate", tok, nil); r.status != http.StatusOK {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+	})
+}
