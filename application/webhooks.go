@@ -119,8 +119,8 @@ type DispatcherConfig struct {
 // each attempt to one of them.
 //
 // The workers are shared between accounts (DispatcherConfig.PerAccount) and a receiver host
-// that keeps not answering is backed off (a circuit breaker per host), so that one account's
-// dead receiver delays another account's delivery by one delivery slot at most.
+// that keeps not answering is backed off (a circuit breaker per account and host), so that
+// one account's dead receiver delays another account's delivery by one delivery slot at most.
 type Dispatcher struct {
 	outbox   ports.Outbox
 	accounts ports.AccountRepository
@@ -244,7 +244,7 @@ func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup, freed chan<- 
 		}
 		held := 0
 		for _, dl := range batch {
-			host := receiverHost(dl.Event.WebhookURL)
+			host := receiverHost(dl.Event)
 			if !d.admit(host, dl.Event.AccountID) {
 				held++
 				continue
@@ -333,7 +333,7 @@ func (d *Dispatcher) observeHost(host string, answered bool) {
 		c.opens++
 		c.openUntil = d.clock.Now().Add(d.cfg.BreakerCooldown << min(c.opens-1, 4))
 		d.log.Warn("webhook receiver host does not answer: its deliveries are held back",
-			"host", host, "failures", c.failures, "until", c.openUntil)
+			"accountAndHost", host, "failures", c.failures, "until", c.openUntil)
 	}
 }
 
@@ -346,13 +346,16 @@ func (d *Dispatcher) abandonProbe(host string) {
 	}
 }
 
-// receiverHost is the circuit key of a webhook URL: its host and port, in lowercase.
-func receiverHost(webhookURL string) string {
-	u, err := url.Parse(webhookURL)
-	if err != nil {
-		return ""
+// receiverHost is the circuit key of an event's receiver: its URL's host and port, in
+// lowercase, as the account sees it. Each account has its own circuit for a host, so that
+// one account pointing at a path that hangs on a host others use too (a webhook relay) backs
+// off its own deliveries only.
+func receiverHost(e domain.Event) string {
+	host := ""
+	if u, err := url.Parse(e.WebhookURL); err == nil {
+		host = strings.ToLower(u.Host)
 	}
-	return strings.ToLower(u.Host)
+	return e.AccountID + " " + host
 }
 
 // DeliverDue makes one pass: it claims up to Concurrency deliveries due now, sends them in
@@ -367,7 +370,7 @@ func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 	errs := make([]error, len(batch))
 	var wg sync.WaitGroup
 	for i, dl := range batch {
-		host := receiverHost(dl.Event.WebhookURL)
+		host := receiverHost(dl.Event)
 		if !d.admit(host, dl.Event.AccountID) {
 			continue // its circuit is open: the lease runs out and puts it back
 		}

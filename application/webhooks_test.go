@@ -1030,3 +1030,24 @@ func TestOneAccountHoldsAtMostItsShareOfTheWorkers(t *testing.T) {
 		}
 	}
 }
+
+func TestAnOpenCircuitHoldsBackOnlyItsOwnAccountsDeliveriesToTheHost(t *testing.T) {
+	w := newWhWorld(t)
+	w.sender.fallback = func(m ports.WebhookMessage) (ports.WebhookResponse, error) {
+		return ports.WebhookResponse{}, errors.New("no answer within 10s")
+	}
+	d := w.dispatcher(t, application.DispatcherConfig{Concurrency: 3})
+	for range 3 {
+		w.eventOf(t, "acc-1", domain.ResourceTransaction, "tx-1")
+	}
+	whDeliverDue(t, d) // acc-1's circuit for merchant.example opens
+	w.eventOf(t, "acc-1", domain.ResourceTransaction, "tx-1")
+	other := w.eventOf(t, "acc-2", domain.ResourceTransaction, "tx-2") // the same host
+	whDeliverDue(t, d)
+	if got := w.outbox.get(other.ID); len(got.Attempts) != 1 {
+		t.Fatalf("acc-2's event to the same host made %d attempts, want 1: acc-1's circuit is acc-1's", len(got.Attempts))
+	}
+	if n := len(w.sender.sent()); n != 4 {
+		t.Fatalf("%d sent in all, want acc-1's three and acc-2's one", n)
+	}
+}
