@@ -182,11 +182,11 @@ func queryErrors(rawQuery string) []FieldError {
 	return fields
 }
 
-// jsonBodyOrNone answers 415 to a request whose body is not JSON, and false; every business
-// route reads JSON or nothing (a route that ignores its body still refuses one of another
-// media type, so that no client learns to send anything else).
+// jsonBodyOrNone answers 415 to a POST whose body is not JSON, and false; every business POST
+// reads JSON or nothing (a route that ignores its body still refuses one of another media
+// type, so that no client learns to send anything else). Other methods take no body.
 func jsonBodyOrNone(w http.ResponseWriter, r *http.Request) bool {
-	if !hasBody(r) || isJSONMediaType(r.Header.Get("Content-Type")) {
+	if r.Method != http.MethodPost || !hasBody(r) || isJSONMediaType(r.Header.Get("Content-Type")) {
 		return true
 	}
 	writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type",
