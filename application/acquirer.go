@@ -59,6 +59,10 @@ type NotificationOutcome string
 //     changes: the charge stays as it was (it expires as usual) and operations return the money.
 //   - duplicate_end_to_end: the endToEndId was applied to another charge already; an
 //     end-to-end id identifies one payment, once. Nothing changes.
+//   - invalid_time: horario lies before the charge was created, or more than
+//     MaxPaymentClockSkew after the time the callback arrived: no payment of this charge could
+//     have happened then. Nothing changes, and the entry's devolutions are not looked at
+//     (each is invalid_time too).
 //   - late_payment_refunded: the charge was not awaiting a payment (expired, failed, paid under
 //     another endToEndId): the money is recorded in the suspense account and its full
 //     devolution to the payer is requested from the acquirer at once. The charge keeps its
@@ -87,7 +91,25 @@ const (
 	OutcomeDuplicateEndToEnd   NotificationOutcome = "duplicate_end_to_end"
 	OutcomeLatePaymentRefunded NotificationOutcome = "late_payment_refunded"
 	OutcomeUnknownRefund       NotificationOutcome = "unknown_refund"
+	OutcomeInvalidTime         NotificationOutcome = "invalid_time"
 )
+
+// MaxPaymentClockSkew is how far in the future a payment's horario may lie, for the acquirer's
+// clock running ahead of ours.
+const MaxPaymentClockSkew = 5 * time.Minute
+
+// paymentTimeRefusal says why horario cannot be the time a payment of t was made, or "". The
+// creation is compared at whole seconds, as acquirers often send horario without a fraction:
+// a charge created at 11:19:32.456 paid "at 11:19:32" is a fast payer, not a forgery.
+func paymentTimeRefusal(horario time.Time, t *domain.Transaction, now time.Time) string {
+	switch {
+	case horario.Before(t.CreatedAt().Truncate(time.Second)):
+		return fmt.Sprintf("horario %s is before the charge was created", horario.UTC().Format(time.RFC3339Nano))
+	case horario.After(now.Add(MaxPaymentClockSkew)):
+		return fmt.Sprintf("horario %s is more than %v in the future", horario.UTC().Format(time.RFC3339Nano), MaxPaymentClockSkew)
+	}
+	return ""
+}
 
 // PixNotificationResult is what became of one PixNotification.
 type PixNotificationResult struct {
@@ -178,6 +200,15 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 	}
 	if err != nil {
 		return res, err
+	}
+	// Before the claim: a payment time no payment of this charge could have is refused before
+	// its end-to-end id is registered, so that nothing at all is recorded for it.
+	if why := paymentTimeRefusal(n.PaidAt, t, uc.clock.Now()); why != "" {
+		res.Outcome, res.Detail, res.Status = OutcomeInvalidTime, why, t.Status()
+		for _, r := range n.Refunds {
+			res.Refunds = append(res.Refunds, PixRefundResult{ID: r.ID, ReturnID: r.ReturnID, Outcome: OutcomeInvalidTime, Detail: why})
+		}
+		return res, nil
 	}
 
 	claim, err := uc.ledger.ClaimPayment(ctx, ports.PaymentClaim{

@@ -408,3 +408,54 @@ func TestAcquirerLatePaymentReturnedAtOnce(t *testing.T) {
 		t.Fatalf("postings %v, want the arrival and the return", got)
 	}
 }
+
+func TestAcquirerPaymentTimeOutsideTheChargesLifeIsInvalidAndChangesNothing(t *testing.T) {
+	cases := []struct {
+		name    string
+		horario func(created time.Time, w *lcWorld) time.Time
+	}{
+		{"a horario before the charge was created", func(created time.Time, _ *lcWorld) time.Time { return created.Add(-time.Hour) }},
+		{"a horario of year 1", func(time.Time, *lcWorld) time.Time { return time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC) }},
+		{"a horario more than 5 minutes ahead of now", func(_ time.Time, w *lcWorld) time.Time {
+			return w.clock.Now().Add(application.MaxPaymentClockSkew + time.Second)
+		}},
+		{"a horario of year 9999", func(time.Time, *lcWorld) time.Time { return time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newLcWorld(t)
+			id := w.newTransaction(t)
+			created := w.repo.stored(id).CreatedAt()
+			w.clock.Advance(10 * time.Second)
+			n := lcRefundNote(id, application.PixRefundReturned, 12345)
+			n.PaidAt = c.horario(created, w)
+			res := w.notify(t, n)[0]
+			if res.Outcome != application.OutcomeInvalidTime || res.Status != domain.TxPixQRCodeGenerated || res.Detail == "" {
+				t.Fatalf("result = %+v, want invalid_time with the status unchanged", res)
+			}
+			if len(res.Refunds) != 1 || res.Refunds[0].Outcome != application.OutcomeInvalidTime {
+				t.Fatalf("refund results = %+v, want invalid_time", res.Refunds)
+			}
+			if len(w.ledger.claims) != 0 || len(w.ledger.posted) != 0 {
+				t.Fatalf("the ledger recorded claims %v and postings %v for an invalid time", w.ledger.claims, w.ledger.posted)
+			}
+			if tx := w.repo.stored(id); tx.Status() != domain.TxPixQRCodeGenerated || tx.EndToEnd() != "" {
+				t.Fatalf("the charge moved to %s (endToEnd %q)", tx.Status(), tx.EndToEnd())
+			}
+		})
+	}
+	t.Run("a horario in the second the charge was created, or up to 5 minutes ahead, is applied", func(t *testing.T) {
+		for _, ahead := range []time.Duration{0, application.MaxPaymentClockSkew} {
+			w := newLcWorld(t)
+			id := w.newTransaction(t)
+			n := lcPayment(id)
+			n.PaidAt = w.repo.stored(id).CreatedAt().Truncate(time.Second)
+			if ahead > 0 {
+				n.PaidAt = w.clock.Now().Add(ahead)
+			}
+			if res := w.notify(t, n)[0]; res.Outcome != application.OutcomeApplied {
+				t.Fatalf("horario %v: %+v", n.PaidAt, res)
+			}
+		}
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +79,18 @@ type DispatcherConfig struct {
 	Owner string
 	// Concurrency bounds the deliveries in flight at once. Default 8.
 	Concurrency int
+	// PerAccount bounds the deliveries of one account in flight at once, so that the workers
+	// are shared: an account whose receiver hangs holds PerAccount of them at most, and the
+	// others keep going. Default half of Concurrency (at least 1).
+	PerAccount int
+	// BreakerFailures is how many attempts in a row without an answer (a timeout, a refused
+	// connection) open a receiver host's circuit: its deliveries are then held back, without
+	// spending an attempt, until BreakerCooldown has passed and one probe gets an answer.
+	// Default 3.
+	BreakerFailures int
+	// BreakerCooldown is how long an open circuit holds its host's deliveries back; it
+	// doubles each time a probe fails, up to 16 times. Default 30 s.
+	BreakerCooldown time.Duration
 	// PollInterval is how often an idle dispatcher looks for due deliveries, and so the usual
 	// delay between a status change and its notification. Default 1 s.
 	PollInterval time.Duration
@@ -103,6 +117,10 @@ type DispatcherConfig struct {
 // (later still if the receiver's Retry-After asks for longer), and failed after the last
 // attempt. Several dispatchers, in one process or many, may share one outbox: the leases keep
 // each attempt to one of them.
+//
+// The workers are shared between accounts (DispatcherConfig.PerAccount) and a receiver host
+// that keeps not answering is backed off (a circuit breaker per account and host), so that
+// one account's dead receiver delays another account's delivery by one delivery slot at most.
 type Dispatcher struct {
 	outbox   ports.Outbox
 	accounts ports.AccountRepository
@@ -111,6 +129,19 @@ type Dispatcher struct {
 	clock    ports.Clock
 	cfg      DispatcherConfig
 	log      *slog.Logger
+
+	mu       sync.Mutex
+	inFlight int            // deliveries being attempted
+	byAcct   map[string]int // of which, per account
+	circuits map[string]*circuit
+}
+
+// circuit is the breaker of one receiver host. A host without one is closed.
+type circuit struct {
+	failures  int       // attempts in a row without an answer
+	opens     int       // times opened in a row, for the doubling cooldown
+	openUntil time.Time // zero while closed
+	probing   bool      // half open: one delivery is testing the host
 }
 
 // statusGone stops the retries at once: the receiver says the endpoint is gone for good.
@@ -131,8 +162,21 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 	if cfg.Concurrency < 0 || cfg.PollInterval < 0 || cfg.Lease < 0 {
 		return nil, errors.New("webhook dispatcher: concurrency, poll interval and lease must not be negative")
 	}
+	if cfg.PerAccount < 0 || cfg.BreakerFailures < 0 || cfg.BreakerCooldown < 0 {
+		return nil, errors.New("webhook dispatcher: per-account share and breaker settings must not be negative")
+	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 8
+	}
+	if cfg.PerAccount == 0 {
+		cfg.PerAccount = max(1, cfg.Concurrency/2)
+	}
+	cfg.PerAccount = min(cfg.PerAccount, cfg.Concurrency)
+	if cfg.BreakerFailures == 0 {
+		cfg.BreakerFailures = 3
+	}
+	if cfg.BreakerCooldown == 0 {
+		cfg.BreakerCooldown = 30 * time.Second
 	}
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = time.Second
@@ -154,7 +198,7 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{outbox: outbox, accounts: accounts, encoder: encoder, sender: sender,
-		clock: clock, cfg: cfg, log: log}, nil
+		clock: clock, cfg: cfg, log: log, byAcct: map[string]int{}, circuits: map[string]*circuit{}}, nil
 }
 
 // Run delivers due events until ctx ends: it claims as many as it has free slots, sends them in
@@ -164,30 +208,11 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 // last release.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	busy := make(chan struct{}, d.cfg.Concurrency) // one token per delivery in flight
 	freed := make(chan struct{}, 1)
 	poll := time.NewTimer(d.cfg.PollInterval)
 	defer poll.Stop()
 	for {
-		if free := cap(busy) - len(busy); free > 0 {
-			batch, err := d.outbox.Claim(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, free)
-			if err != nil && ctx.Err() == nil {
-				d.log.Error("claiming webhook deliveries", "err", err)
-			}
-			for _, dl := range batch {
-				busy <- struct{}{}
-				wg.Go(func() {
-					if err := d.deliver(ctx, dl); err != nil {
-						d.log.Error("delivering webhook", "event", dl.Event.ID, "err", err)
-					}
-					<-busy
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
-				})
-			}
-		}
+		d.fill(ctx, &wg, freed)
 		poll.Reset(d.cfg.PollInterval)
 		select {
 		case <-ctx.Done():
@@ -199,19 +224,160 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
+// fill claims due deliveries and starts them until the slots are taken or nothing more is
+// due. Each claim skips the accounts that hold their share of the slots already and takes no
+// more than any other account may still start, so no account ever holds more than PerAccount.
+// A delivery to a host whose circuit is open is not started: its lease is left to run out,
+// which puts it back without spending an attempt.
+func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup, freed chan<- struct{}) {
+	for ctx.Err() == nil {
+		limit, skip := d.share()
+		if limit == 0 {
+			return
+		}
+		batch, err := d.outbox.Claim(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, limit, skip)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Error("claiming webhook deliveries", "err", err)
+			}
+			return
+		}
+		held := 0
+		for _, dl := range batch {
+			host := receiverHost(dl.Event)
+			if !d.admit(host, dl.Event.AccountID) {
+				held++
+				continue
+			}
+			wg.Go(func() {
+				if err := d.deliver(ctx, dl, host); err != nil {
+					d.log.Error("delivering webhook", "event", dl.Event.ID, "err", err)
+				}
+				d.done(dl.Event.AccountID)
+				select {
+				case freed <- struct{}{}:
+				default:
+				}
+			})
+		}
+		if held > 0 {
+			d.log.Debug("webhook deliveries held back: their receiver's circuit is open", "count", held)
+		}
+		if len(batch) < limit && held == 0 {
+			return // nothing more is due now
+		}
+		if len(batch) == 0 {
+			return
+		}
+	}
+}
+
+// share is how many deliveries the next claim may take, and the accounts it must skip.
+func (d *Dispatcher) share() (int, []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	limit := min(d.cfg.Concurrency-d.inFlight, d.cfg.PerAccount)
+	var skip []string
+	for account, n := range d.byAcct {
+		if n >= d.cfg.PerAccount {
+			skip = append(skip, account)
+		} else {
+			limit = min(limit, d.cfg.PerAccount-n)
+		}
+	}
+	return max(limit, 0), skip
+}
+
+// admit takes a slot for a delivery of account to host, unless host's circuit holds it back.
+func (d *Dispatcher) admit(host, account string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.circuits[host]; c != nil && !c.openUntil.IsZero() {
+		if d.clock.Now().Before(c.openUntil) || c.probing {
+			return false
+		}
+		c.probing = true // half open: this delivery is the probe
+	}
+	d.inFlight++
+	d.byAcct[account]++
+	return true
+}
+
+// done gives back the slot of a delivery of account.
+func (d *Dispatcher) done(account string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.inFlight--
+	if d.byAcct[account]--; d.byAcct[account] <= 0 {
+		delete(d.byAcct, account)
+	}
+}
+
+// observeHost feeds an attempt's outcome to its host's circuit: an answer, whatever its status,
+// closes it; no answer counts towards opening it, and reopens it when it was the probe.
+func (d *Dispatcher) observeHost(host string, answered bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.circuits[host]
+	if answered {
+		delete(d.circuits, host)
+		return
+	}
+	if c == nil {
+		c = &circuit{}
+		d.circuits[host] = c
+	}
+	c.failures++
+	c.probing = false
+	if c.failures >= d.cfg.BreakerFailures {
+		c.opens++
+		c.openUntil = d.clock.Now().Add(d.cfg.BreakerCooldown << min(c.opens-1, 4))
+		d.log.Warn("webhook receiver host does not answer: its deliveries are held back",
+			"accountAndHost", host, "failures", c.failures, "until", c.openUntil)
+	}
+}
+
+// abandonProbe lets another delivery probe host when this one was not sent after all.
+func (d *Dispatcher) abandonProbe(host string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.circuits[host]; c != nil {
+		c.probing = false
+	}
+}
+
+// receiverHost is the circuit key of an event's receiver: its URL's host and port, in
+// lowercase, as the account sees it. Each account has its own circuit for a host, so that
+// one account pointing at a path that hangs on a host others use too (a webhook relay) backs
+// off its own deliveries only.
+func receiverHost(e domain.Event) string {
+	host := ""
+	if u, err := url.Parse(e.WebhookURL); err == nil {
+		host = strings.ToLower(u.Host)
+	}
+	return e.AccountID + " " + host
+}
+
 // DeliverDue makes one pass: it claims up to Concurrency deliveries due now, sends them in
 // parallel and records each attempt. It answers how many it claimed, and the errors that kept
 // some from being attempted or recorded (those are tried again when their lease runs out). A
 // lease lost to another dispatcher is not an error. Tests and tools drive it; Run is for serving.
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
-	batch, err := d.outbox.Claim(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Concurrency)
+	batch, err := d.outbox.Claim(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Concurrency, nil)
 	if err != nil {
 		return 0, fmt.Errorf("claiming webhook deliveries: %w", err)
 	}
 	errs := make([]error, len(batch))
 	var wg sync.WaitGroup
 	for i, dl := range batch {
-		wg.Go(func() { errs[i] = d.deliver(ctx, dl) })
+		host := receiverHost(dl.Event)
+		if !d.admit(host, dl.Event.AccountID) {
+			continue // its circuit is open: the lease runs out and puts it back
+		}
+		wg.Go(func() {
+			defer d.done(dl.Event.AccountID)
+			errs[i] = d.deliver(ctx, dl, host)
+		})
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -220,12 +386,13 @@ func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 	return len(batch), errors.Join(errs...)
 }
 
-// deliver makes one attempt of a claimed delivery and records it.
-func (d *Dispatcher) deliver(ctx context.Context, dl ports.Delivery) error {
+// deliver makes one attempt of a claimed delivery to host and records it.
+func (d *Dispatcher) deliver(ctx context.Context, dl ports.Delivery, host string) error {
 	ev := dl.Event
 	at := d.clock.Now()
 	msg, err := d.message(ctx, ev, at)
 	if err != nil {
+		d.abandonProbe(host)
 		if ctx.Err() != nil {
 			return nil // shutting down: the lease is given back, no attempt was made
 		}
@@ -235,8 +402,10 @@ func (d *Dispatcher) deliver(ctx context.Context, dl ports.Delivery) error {
 	}
 	resp, sendErr := d.sender.Send(ctx, msg)
 	if sendErr != nil && ctx.Err() != nil {
+		d.abandonProbe(host)
 		return nil // abandoned by a shutdown: not the receiver's failure
 	}
+	d.observeHost(host, sendErr == nil)
 	end := d.clock.Now()
 	attempt := ports.Attempt{At: at, StatusCode: resp.StatusCode, Duration: end.Sub(at)}
 	if sendErr != nil {

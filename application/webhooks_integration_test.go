@@ -378,3 +378,104 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	b.ReportMetric(float64(delays[len(delays)/2].Microseconds())/1000, "median-delay-ms")
 	b.ReportMetric(float64(delays[(len(delays)*99)/100].Microseconds())/1000, "p99-delay-ms")
 }
+
+// eventOfTo stores a pending event of account's transaction for the receiver, now.
+func (w *whWorld) eventOfTo(t testing.TB, rc *whReceiver, account string) domain.Event {
+	t.Helper()
+	e := w.eventTo(t, rc)
+	w.outbox.mu.Lock()
+	defer w.outbox.mu.Unlock()
+	it := w.outbox.items[e.ID]
+	it.d.Event.AccountID = account
+	return it.d.Event
+}
+
+// The scenario of a merchant whose receiver never answers: forty of account A's events wait
+// for it, then account B's healthy receiver gets one. Without sharing, eight workers spend
+// five delivery timeouts on A before B's turn; with it, A holds its share of the workers (and
+// its host's circuit opens after the first timeouts) while B is delivered at once.
+func TestWebhookOneAccountsDeadReceiverDelaysAnotherAccountByOneDeliverySlotAtMost(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second
+	stop := make(chan struct{})
+	dead := newWhReceiver(t, whSecret, func(_ int, r *http.Request) int {
+		select { // never answers: the sender gives up first
+		case <-r.Context().Done():
+		case <-stop:
+		}
+		return http.StatusOK
+	})
+	t.Cleanup(func() { close(stop) }) // runs before the receiver closes
+	healthy := newWhReceiver(t, whSecret, func(int, *http.Request) int { return http.StatusNoContent })
+
+	w := newWhWorld(t)
+	w.realClock = true
+	s, err := webhook.NewSender(webhook.Options{AllowPrivate: true, CAFile: dead.caFile, Resolver: whLoopback{}, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.real = s
+	for range 40 {
+		w.eventOfTo(t, dead, "acc-1")
+	}
+	first := w.eventOfTo(t, healthy, "acc-2")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := w.realDispatcher(t, application.DispatcherConfig{Concurrency: 8, PollInterval: 10 * time.Millisecond})
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+
+	waitDelivered := func(e domain.Event, within time.Duration) time.Duration {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for time.Now().Before(deadline) {
+			if w.outbox.get(e.ID).Status == ports.DeliveryDelivered {
+				return time.Since(start)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("account B's event %s was not delivered within %v (receiver A got %d requests)", e.ID, within, len(dead.got()))
+		return 0
+	}
+	// One delivery slot is one timeout (the margin covers a loaded machine): the circuit
+	// breaker alone would meet that bound, as A's host is held back after its first timeouts.
+	// A's share of the workers does better: B finds a free one at once, well within half a
+	// timeout.
+	bound := timeout + 500*time.Millisecond
+	if took := waitDelivered(first, 5*bound); took > timeout/2 {
+		t.Errorf("account B's event took %v behind A's dead receiver, want less than %v (one slot is %v)", took, timeout/2, bound)
+	}
+
+	// Once A's first attempts have timed out, A's host is backed off: the rest of its events
+	// are held back rather than each spending a worker for a whole timeout, and B's next event
+	// goes at once.
+	time.Sleep(timeout + 300*time.Millisecond)
+	second := w.eventOfTo(t, healthy, "acc-2")
+	sent := time.Now()
+	waitDelivered(second, 5*bound)
+	if took := time.Since(sent); took > 500*time.Millisecond {
+		t.Errorf("account B's second event took %v", took)
+	}
+	// Its share (4), and those started as the first timeouts were being counted, before the
+	// third opened the circuit (2 more at most).
+	if n := len(dead.got()); n > 4+2 {
+		t.Errorf("the dead receiver got %d requests, want its share (4) and 2 more at most", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	pending := 0
+	w.outbox.mu.Lock()
+	for _, it := range w.outbox.items {
+		if it.d.Event.AccountID == "acc-1" && len(it.d.Attempts) == 0 {
+			pending++
+		}
+	}
+	w.outbox.mu.Unlock()
+	if pending < 30 {
+		t.Errorf("%d of A's events are untried, want the held-back ones (at least 30) to keep their attempts", pending)
+	}
+}

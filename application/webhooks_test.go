@@ -655,7 +655,7 @@ func whCopy(d ports.Delivery) ports.Delivery {
 	return d
 }
 
-func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]ports.Delivery, error) {
+func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -663,7 +663,7 @@ func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease
 	defer o.mu.Unlock()
 	var due []*whItem
 	for _, it := range o.pending {
-		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) {
+		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) && !slices.Contains(skipAccounts, it.d.Event.AccountID) {
 			due = append(due, it)
 		}
 	}
@@ -945,4 +945,109 @@ func (r *whWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Wi
 		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
 	}
 	return &domain.Withdrawal{}, nil
+}
+
+func TestAHostThatKeepsNotAnsweringIsHeldBackWithoutSpendingAttemptsThenProbedOnce(t *testing.T) {
+	w := newWhWorld(t)
+	answer := false
+	w.sender.fallback = func(ports.WebhookMessage) (ports.WebhookResponse, error) {
+		if answer {
+			return ports.WebhookResponse{StatusCode: 204}, nil
+		}
+		return ports.WebhookResponse{}, errors.New("no answer within 10s")
+	}
+	d := w.dispatcher(t, application.DispatcherConfig{Concurrency: 3, Lease: time.Minute})
+	for range 3 {
+		w.event(t)
+	}
+	whDeliverDue(t, d) // three attempts without an answer: the host's circuit opens for 30 s
+	if n := len(w.sender.sent()); n != 3 {
+		t.Fatalf("%d sent, want 3", n)
+	}
+
+	held := w.event(t)
+	if n := whDeliverDue(t, d); n != 1 || len(w.sender.sent()) != 3 {
+		t.Fatalf("claimed %d, sent %d in all; want the new event claimed and held back", n, len(w.sender.sent()))
+	}
+	if got := w.outbox.get(held.ID); len(got.Attempts) != 0 || got.Status != ports.DeliveryPending {
+		t.Fatalf("the held-back event = %+v, want pending with no attempt spent", got)
+	}
+
+	// Past the cooldown and the held lease: one probe goes, the others wait for it.
+	w.clock.Advance(time.Minute + time.Second)
+	whDeliverDue(t, d)
+	if n := len(w.sender.sent()); n != 4 {
+		t.Fatalf("%d sent in all, want one probe more (4)", n)
+	}
+	// The probe failed: the circuit reopens, for twice as long (60 s): 45 s later, nothing goes.
+	w.clock.Advance(45 * time.Second)
+	whDeliverDue(t, d)
+	if n := len(w.sender.sent()); n != 4 {
+		t.Fatalf("%d sent in all during the doubled cooldown, want still 4", n)
+	}
+	// The host answers again: the next probe closes the circuit and the rest go.
+	answer = true
+	w.clock.Advance(time.Minute + time.Second)
+	whDeliverDue(t, d)
+	w.clock.Advance(time.Minute + time.Second)
+	whDeliverDue(t, d)
+	if got := w.outbox.count(ports.DeliveryDelivered); got != 4 {
+		t.Fatalf("%d delivered once the host answered, want all 4 (sent %d)", got, len(w.sender.sent()))
+	}
+}
+
+func TestOneAccountHoldsAtMostItsShareOfTheWorkers(t *testing.T) {
+	w := newWhWorld(t)
+	w.sender.delay = 50 * time.Millisecond
+	w.sender.fallback = whStatus(204)
+	for range 12 {
+		w.eventOf(t, "acc-1", domain.ResourceTransaction, "tx-1")
+	}
+	other := w.eventOf(t, "acc-2", domain.ResourceTransaction, "tx-2")
+	d := w.dispatcher(t, application.DispatcherConfig{Concurrency: 4, PollInterval: 5 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for w.outbox.count(ports.DeliveryDelivered) < 13 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := w.outbox.count(ports.DeliveryDelivered); got != 13 {
+		t.Fatalf("%d delivered, want 13", got)
+	}
+	if m := w.sender.maxInFlight.Load(); m > 3 {
+		t.Errorf("%d deliveries in flight at once, want acc-1's share (2) and acc-2's one at most", m)
+	}
+	// acc-2's event went in the first round, beside acc-1's share, not after acc-1's twelve.
+	sent := w.sender.sent()
+	for i, m := range sent {
+		if m.EventID == other.ID && i > 2 {
+			t.Errorf("acc-2's event went %d-th, behind acc-1's", i+1)
+		}
+	}
+}
+
+func TestAnOpenCircuitHoldsBackOnlyItsOwnAccountsDeliveriesToTheHost(t *testing.T) {
+	w := newWhWorld(t)
+	w.sender.fallback = func(m ports.WebhookMessage) (ports.WebhookResponse, error) {
+		return ports.WebhookResponse{}, errors.New("no answer within 10s")
+	}
+	d := w.dispatcher(t, application.DispatcherConfig{Concurrency: 3})
+	for range 3 {
+		w.eventOf(t, "acc-1", domain.ResourceTransaction, "tx-1")
+	}
+	whDeliverDue(t, d) // acc-1's circuit for merchant.example opens
+	w.eventOf(t, "acc-1", domain.ResourceTransaction, "tx-1")
+	other := w.eventOf(t, "acc-2", domain.ResourceTransaction, "tx-2") // the same host
+	whDeliverDue(t, d)
+	if got := w.outbox.get(other.ID); len(got.Attempts) != 1 {
+		t.Fatalf("acc-2's event to the same host made %d attempts, want 1: acc-1's circuit is acc-1's", len(got.Attempts))
+	}
+	if n := len(w.sender.sent()); n != 4 {
+		t.Fatalf("%d sent in all, want acc-1's three and acc-2's one", n)
+	}
 }

@@ -40,8 +40,11 @@ type Delivery struct {
 // (its owner died) makes the delivery claimable again. Safe for concurrent use.
 type Outbox interface {
 	// Claim leases up to limit pending deliveries due at or before now, that nobody holds or
-	// whose lease expired, to owner until now+lease, oldest due first.
-	Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+	// whose lease expired, to owner until now+lease, oldest due first. Deliveries of the
+	// accounts in skipAccounts are left for a later claim, as if they were not due: a
+	// dispatcher names the accounts that hold their share of its workers already, so that
+	// another account's delivery is not queued behind theirs.
+	Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]Delivery, error)
 
 	// RecordAttempt appends attempt to the event's delivery, sets its status and next attempt
 	// time, and releases the lease, only while owner still holds it; otherwise it answers

@@ -52,6 +52,13 @@ func acquirerAuthed(secret string, h http.HandlerFunc) http.Handler {
 			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", "the acquirer's shared secret is required", nil)
 			return
 		}
+		if fields := queryErrors(r.URL.RawQuery); len(fields) > 0 {
+			validationFailed(w, r, fields)
+			return
+		}
+		if !jsonBodyOrNone(w, r) {
+			return
+		}
 		h(w, r)
 	})
 }

@@ -60,6 +60,28 @@ func BenchmarkCreateTransactionRequest(b *testing.B) {
 			decode(b)
 		}
 	})
+	// The strict check (checkStrictJSON) is part of decode; decode-unchecked is the decoder
+	// without it, as it was before, and strict-check the check alone: the check's cost is
+	// their difference (docs/PERFORMANCE.md).
+	b.Run("decode-unchecked", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var req createTransactionRequest
+			if _, fields, err := decodeCheckedJSON(body, &req); err != nil || len(fields) > 0 {
+				b.Fatalf("decoding: %v %v", err, fields)
+			}
+		}
+	})
+	b.Run("strict-check", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if err := checkStrictJSON(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("validate", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -20,8 +20,13 @@ const (
 	maxArrayLen    = 1000 // elements of any array decoded; longer arrays are too_long at once
 )
 
-// errMalformedJSON: the body is not JSON, or its top level is not an object.
+// errMalformedJSON: the body is not JSON, its top level is not an object, or it breaks the
+// strict rules of checkStrictJSON (the error then wraps the rule it broke too).
 var errMalformedJSON = errors.New("malformed JSON")
+
+// nulMessage is the invalid_format message of a string holding U+0000, which no field of the
+// API accepts: stores, logs and the systems merchants feed truncate or choke on it.
+const nulMessage = "must not contain the character U+0000"
 
 // rawObject holds a JSON object kept as JSON (metadata): compact, keys sorted.
 type rawObject []byte
@@ -30,8 +35,10 @@ type rawObject []byte
 // fields are pointers (nil means absent or null), slices of structs or rawObject, named by
 // their json tags. It reports every field of the wrong JSON type (invalid_type) and every
 // unknown field (unknown_field) together, rather than stopping at the first, and returns the
-// body's generic form (for fingerprints). Body-level failures come back as errors:
-// errMalformedJSON, or *http.MaxBytesError for a body over the limit.
+// body's generic form (for fingerprints). A string holding U+0000 is invalid_format on its
+// field. Body-level failures come back as errors: errMalformedJSON (a repeated member name,
+// invalid UTF-8 and an escaped lone surrogate included, refused before decoding), or
+// *http.MaxBytesError for a body over the limit.
 func decodeJSON(r *http.Request, dst any) (map[string]any, []FieldError, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -45,6 +52,15 @@ func decodeJSON(r *http.Request, dst any) (map[string]any, []FieldError, error) 
 }
 
 func decodeJSONBytes(body []byte, dst any) (map[string]any, []FieldError, error) {
+	if err := checkStrictJSON(body); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errMalformedJSON, err)
+	}
+	return decodeCheckedJSON(body, dst)
+}
+
+// decodeCheckedJSON decodes a body checkStrictJSON accepted (the benchmark also times it alone:
+// it is the decoder as it was before the strict check).
+func decodeCheckedJSON(body []byte, dst any) (map[string]any, []FieldError, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -108,6 +124,10 @@ func fillValue(path string, val any, dst reflect.Value, errs *[]FieldError) {
 			*errs = append(*errs, invalidType(path, "an object"))
 			return
 		}
+		if holdsNUL(obj) {
+			*errs = append(*errs, FieldError{Field: path, Code: "invalid_format", Message: nulMessage})
+			return
+		}
 		b, err := json.Marshal(obj)
 		if err != nil {
 			*errs = append(*errs, invalidType(path, "an object"))
@@ -160,6 +180,10 @@ func fillScalar(path string, val any, dst reflect.Value, errs *[]FieldError) boo
 			*errs = append(*errs, invalidType(path, "a string"))
 			return false
 		}
+		if strings.IndexByte(s, 0) >= 0 {
+			*errs = append(*errs, FieldError{Field: path, Code: "invalid_format", Message: nulMessage})
+			return false
+		}
 		dst.SetString(s)
 	case reflect.Bool:
 		b, ok := val.(bool)
@@ -192,6 +216,27 @@ func fillScalar(path string, val any, dst reflect.Value, errs *[]FieldError) boo
 		panic("httpapi: unsupported request field kind " + dst.Kind().String())
 	}
 	return true
+}
+
+// holdsNUL tells whether a name or a string anywhere in v holds U+0000.
+func holdsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.IndexByte(v, 0) >= 0
+	case map[string]any:
+		for k, el := range v {
+			if strings.IndexByte(k, 0) >= 0 || holdsNUL(el) {
+				return true
+			}
+		}
+	case []any:
+		for _, el := range v {
+			if holdsNUL(el) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isIntegerLiteral accepts JSON integers only: no fraction, no exponent ("100.0" and "1e3"

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
@@ -77,6 +79,14 @@ var createSeeds = []string{
 	`{"items": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 	"{\"externalCode\": \"\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\"}",
 	`{"externalCode": "\ud800\udc00\ud800\ud800\ud800\ud800\ud800\ud800"}`,
+	`{"amount": 1, "amount": 999, "paymentMethod": "PIX", "pix": {}}`,
+	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "customer": {"name": "Ana", "name": "Bia"}}`,
+	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "\u0061mount": 2}`,
+	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "externalCode": "order\u0000-0001"}`,
+	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "metadata": {"k\u0000": "v"}}`,
+	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "externalCode": "order-\udbff\udfff-1"}`,
+	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "webhookUrl": "https://loja.пример.рф/hooks"}`,
+	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "webhookUrl": "https://loja.xn--p1ai/hooks"}`,
 }
 
 func FuzzCreateTransactionRequest(f *testing.F) {
@@ -111,6 +121,121 @@ func FuzzCreateTransactionRequest(f *testing.F) {
 			t.Fatalf("%q: the transaction view does not marshal: %v", body, err)
 		}
 	})
+}
+
+// FuzzStrictJSON holds checkStrictJSON to independent oracles on any input that is JSON:
+// encoding/json's token stream for repeated member names, utf8.Valid for the encoding, and a
+// decode without U+FFFD for the surrogates (encoding/json replaces a lone one with it). On what
+// it accepts, the decoder then sees exactly what was sent.
+func FuzzStrictJSON(f *testing.F) {
+	for _, s := range createSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"a": {"b": 1}, "b": {"a": 1}}`, `{"a": [{"a": 1}, {"a": 1}]}`, `{"a\"": 1, "a": 2}`, `{"\/": 1, "/": 2}`,
+		`{"\ud83d\ude00": 1, "😀": 2}`, `[{"x": 1, "x": 1}]`, `"\udc00"`, `{"a": "\u00e9", "\u00e9": 1, "é": 2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		err := checkStrictJSON(body)
+		if !json.Valid(body) {
+			return // the decoder refuses it whatever the check says
+		}
+		dup := repeatsAMemberName(body)
+		switch {
+		case errors.Is(err, errDuplicateMember) && !dup:
+			t.Fatalf("%q: refused as repeating a name; the token stream repeats none", body)
+		case err == nil && dup:
+			t.Fatalf("%q: accepted, but the token stream repeats a name", body)
+		case errors.Is(err, errInvalidUTF8) && utf8.Valid(body):
+			t.Fatalf("%q: refused as invalid UTF-8, but it is valid", body)
+		case err == nil && !utf8.Valid(body):
+			t.Fatalf("%q: accepted, but it is not UTF-8", body)
+		}
+		if err != nil {
+			return
+		}
+		sentFFFD := bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) || bytes.ContainsRune(body, utf8.RuneError)
+		var v any
+		if json.Unmarshal(body, &v) == nil && holdsReplacement(v) && !sentFFFD {
+			t.Fatalf("%q: accepted, but decoding it made a U+FFFD that was not sent", body)
+		}
+	})
+}
+
+// repeatsAMemberName walks encoding/json's token stream and tells whether an object names a
+// member twice.
+func repeatsAMemberName(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // 1E700 is JSON, though not a float64
+	type frame struct {
+		object  bool
+		names   map[string]bool
+		wantKey bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			switch tok {
+			case '{', '[':
+				if top != nil && top.object {
+					top.wantKey = true
+				}
+				stack = append(stack, &frame{object: tok == '{', names: map[string]bool{}, wantKey: true})
+			default:
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].object {
+					stack[len(stack)-1].wantKey = true
+				}
+			}
+		case string:
+			if top != nil && top.object && top.wantKey {
+				if top.names[tok] {
+					return true
+				}
+				top.names[tok] = true
+				top.wantKey = false
+				continue
+			}
+			if top != nil && top.object {
+				top.wantKey = true
+			}
+		default:
+			if top != nil && top.object {
+				top.wantKey = true
+			}
+		}
+	}
+}
+
+func holdsReplacement(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, utf8.RuneError)
+	case map[string]any:
+		for k, el := range v {
+			if strings.ContainsRune(k, utf8.RuneError) || holdsReplacement(el) {
+				return true
+			}
+		}
+	case []any:
+		for _, el := range v {
+			if holdsReplacement(el) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func FuzzWithdrawalRequest(f *testing.F) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -21,7 +22,16 @@ const (
 	requestIDKey ctxKey = iota
 	principalKey
 	routeKey
+	headKey // the request came as HEAD and is served as GET
 )
+
+// requestMethod is the method the client sent (HEAD, where headAsGet made it GET).
+func requestMethod(r *http.Request) string {
+	if head, _ := r.Context().Value(headKey).(bool); head {
+		return http.MethodHead
+	}
+	return r.Method
+}
 
 // routeHolder carries the matched route's name from the router (which knows it) back out to
 // observe (which logs it): mux records the match only on the request it hands inwards.
@@ -144,6 +154,62 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
+// queryErrors judges a query string before any handler reads it: one that does not parse (a
+// ";" separator, bad percent-encoding) would otherwise lose the parameters that did not
+// parse, and a filter silently dropped lists everything; a parameter holding U+0000 is
+// invalid_format, like a string of a body.
+func queryErrors(rawQuery string) []FieldError {
+	if rawQuery == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return []FieldError{{Field: "query", Code: "invalid_format",
+			Message: "the query string does not parse: separate parameters with & and percent-encode reserved characters"}}
+	}
+	var fields []FieldError
+	for name, values := range q {
+		for _, v := range values {
+			if strings.IndexByte(name, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
+				fields = append(fields, FieldError{Field: name, Code: "invalid_format", Message: nulMessage})
+				break
+			}
+		}
+		if len(fields) >= maxFieldErrors {
+			break
+		}
+	}
+	return fields
+}
+
+// jsonBodyOrNone answers 415 to a POST whose body is not JSON, and false; every business POST
+// reads JSON or nothing (a route that ignores its body still refuses one of another media
+// type, so that no client learns to send anything else). Other methods take no body.
+func jsonBodyOrNone(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || !hasBody(r) || isJSONMediaType(r.Header.Get("Content-Type")) {
+		return true
+	}
+	writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type",
+		"the body must be sent as Content-Type: application/json", nil)
+	return false
+}
+
+// headAsGet answers HEAD wherever GET is answered: the GET route runs, with the same status
+// and headers. net/http's server, which still knows the request as HEAD, counts the body for
+// Content-Length and sends none of it. The request keeps its method for the access log and
+// metrics, which run outside.
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		get := r.Clone(context.WithValue(r.Context(), headKey, true))
+		get.Method = http.MethodGet
+		next.ServeHTTP(w, get)
+	})
+}
+
 // bearerToken extracts the token of an "Authorization: Bearer <token>" header. The scheme is
 // case-insensitive (RFC 9110); exactly one token must follow it.
 func bearerToken(r *http.Request) (token string, present bool) {
@@ -184,6 +250,13 @@ func (s *Server) authed(scope domain.Scope, h http.HandlerFunc) http.Handler {
 		if scope != "" && !p.HasScope(scope) {
 			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+string(scope)+`"`)
 			writeProblem(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks the scope "+string(scope), nil)
+			return
+		}
+		if fields := queryErrors(r.URL.RawQuery); len(fields) > 0 {
+			validationFailed(w, r, fields)
+			return
+		}
+		if !jsonBodyOrNone(w, r) {
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	validation "github.com/go-ozzo/ozzo-validation/v4"
+	"golang.org/x/net/idna"
 
 	"github.com/pixgate/pixgate/domain"
 )
@@ -207,16 +208,64 @@ func checkWebhookURL(s string) error {
 			}
 		}
 	}
+	if _, err := idna.Lookup.ToASCII(host); err != nil {
+		return errors.New("host is not a valid DNS name") // an xn-- label that is not punycode
+	}
 	tld := labels[len(labels)-1]
-	for _, r := range tld {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+	if len(tld) > 4 && strings.EqualFold(tld[:4], "xn--") {
+		// An internationalised top-level domain (.рф is xn--p1ai): letters of its script.
+		u, err := idna.Lookup.ToUnicode(tld)
+		if err != nil || !isLetters(u) {
 			return errors.New("top-level domain must be alphabetic")
 		}
+		return nil
 	}
-	if len(tld) < 2 {
+	if len(tld) < 2 || !isLetters(tld) {
 		return errors.New("top-level domain must be alphabetic")
 	}
 	return nil
+}
+
+// isLetters: letters of any script (with their combining marks) and nothing else.
+func isLetters(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) && !unicode.Is(unicode.Mc, r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// normalizeWebhookURL writes a webhook URL's internationalised host name in its ASCII
+// (punycode) form, the one DNS and certificates use, so that https://loja.example.рф/hook is
+// stored, shown and called as https://loja.example.xn--p1ai/hook. Anything it cannot read
+// it leaves as sent, for webhookURLRule to judge.
+func normalizeWebhookURL(p *string) {
+	if p == nil || isASCII(*p) {
+		return
+	}
+	u, err := url.Parse(*p)
+	if err != nil || u.Host == "" || isASCII(u.Hostname()) {
+		return
+	}
+	host, err := idna.Lookup.ToASCII(u.Hostname())
+	if err != nil {
+		return
+	}
+	if port := u.Port(); port != "" {
+		host = net.JoinHostPort(host, port)
+	}
+	u.Host = host
+	*p = u.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldErrors flattens ozzo-validation's nested errors into the API's field paths:

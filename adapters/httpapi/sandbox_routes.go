@@ -192,7 +192,7 @@ func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var payer *domain.AccountHolder
-	if r.ContentLength != 0 || r.Header.Get("Transfer-Encoding") != "" {
+	if hasBody(r) {
 		var req sandboxPayRequest
 		_, fields, ok := decodeBody(w, r, &req)
 		if !ok {

@@ -149,6 +149,9 @@ func TestOWASPAPI8InternalErrorsAnswer500WithoutTheirCause(t *testing.T) {
 		for _, rq := range requests {
 			t.Run(what+" in "+rq.method+" "+rq.path, func(t *testing.T) {
 				req := httptest.NewRequest(rq.method, rq.path, strings.NewReader(rq.body))
+				if rq.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
 				req.Header.Set("Authorization", "Bearer good")
 				rec := httptest.NewRecorder()
 				s.Handler().ServeHTTP(rec, req)
@@ -187,6 +190,7 @@ func TestOWASPAPI8AFailedEmissionAnswers500WithoutTheEmittersWords(t *testing.T)
 	store := &secRecordingStore{}
 	s, logs := secServer(store, secEmitter{err: emitErr})
 	req := httptest.NewRequest("POST", "/transaction", strings.NewReader(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer good")
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, req)

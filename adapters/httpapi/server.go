@@ -86,7 +86,22 @@ func New(cfg Config, deps Deps) *Server {
 }
 
 // Handler is the whole API with its middleware.
-func (s *Server) Handler() http.Handler { return s.observe(s.router) }
+func (s *Server) Handler() http.Handler { return s.observe(headAsGet(s.router)) }
+
+// RouteNames lists the names RequestObserver may be given as a route: every route's name (its
+// template when unnamed) and "unmatched".
+func (s *Server) RouteNames() []string {
+	names := []string{"unmatched"}
+	_ = s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		if n := route.GetName(); n != "" {
+			names = append(names, n)
+		} else if tpl, err := route.GetPathTemplate(); err == nil {
+			names = append(names, tpl)
+		}
+		return nil
+	})
+	return names
+}
 
 // Router exposes the routes, for tests that walk them (the OpenAPI check).
 func (s *Server) Router() *mux.Router { return s.router }
@@ -101,7 +116,7 @@ func (s *Server) routes() *mux.Router {
 		if allowed := allowedMethods(r, req); allowed != "" {
 			w.Header().Set("Allow", allowed) // RFC 9110 requires it on a 405
 		}
-		writeProblem(w, req, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+req.Method, nil)
+		writeProblem(w, req, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+requestMethod(req), nil)
 	})
 	s.operationalRoutes(r)
 	s.authRoutes(r)
@@ -146,6 +161,9 @@ func allowedMethods(router *mux.Router, req *http.Request) string {
 		var match mux.RouteMatch
 		if router.Match(probe, &match) && match.MatchErr == nil {
 			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead) // headAsGet answers it
+			}
 		}
 	}
 	return strings.Join(allowed, ", ")

@@ -147,6 +147,7 @@ var itemsRule = validation.By(func(v any) error {
 
 // validate checks every rule of POST /transaction (README, OpenAPI document), all at once.
 func (req *createTransactionRequest) validate() []FieldError {
+	normalizeWebhookURL(req.WebhookURL)
 	isInfo := req.IsInfoProduct == nil || *req.IsInfoProduct
 	err := validation.ValidateStruct(req,
 		validation.Field(&req.Amount, required, cents),

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"errors"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -21,20 +23,48 @@ func (s *Server) transactionRoutes(r *mux.Router) {
 		Handler(s.authed(domain.ScopeTransactionWrite, s.refundTransaction))
 }
 
-// decodeBody decodes a JSON request body into dst and answers the body-level failures (413,
-// 422 malformed_json) itself; it returns false when it answered.
+// decodeBody decodes a JSON request body into dst and answers the body-level failures (415,
+// 413, 422 malformed_json) itself; it returns false when it answered.
 func decodeBody(w http.ResponseWriter, r *http.Request, dst any) (map[string]any, []FieldError, bool) {
+	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+		writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type",
+			"the body must be sent as Content-Type: application/json", nil)
+		return nil, nil, false
+	}
 	raw, fields, err := decodeJSON(r, dst)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		writeProblem(w, r, http.StatusRequestEntityTooLarge, "payload_too_large", "the request body exceeds 1 MiB", nil)
 		return nil, nil, false
+	case errors.Is(err, errDuplicateMember):
+		writeProblem(w, r, http.StatusUnprocessableEntity, "malformed_json", "the body repeats a member name in one object", nil)
+		return nil, nil, false
+	case errors.Is(err, errInvalidUTF8), errors.Is(err, errLoneSurrogate):
+		writeProblem(w, r, http.StatusUnprocessableEntity, "malformed_json",
+			"the body must be UTF-8 and its strings must not hold a lone surrogate escape", nil)
+		return nil, nil, false
 	case err != nil:
 		writeProblem(w, r, http.StatusUnprocessableEntity, "malformed_json", "the body must be a JSON object", nil)
 		return nil, nil, false
 	}
 	return raw, fields, true
+}
+
+// isJSONMediaType accepts application/json, with parameters; a charset, when given, must be
+// UTF-8, the only encoding of JSON bodies.
+func isJSONMediaType(contentType string) bool {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8")
+}
+
+// hasBody tells whether a request came with a body, however it was framed.
+func hasBody(r *http.Request) bool {
+	return r.ContentLength != 0 || len(r.TransferEncoding) > 0 || r.Header.Get("Transfer-Encoding") != ""
 }
 
 // pathID reads the {id} path parameter; a malformed id answers 422 and false.
@@ -128,7 +158,7 @@ func (s *Server) refundTransaction(w http.ResponseWriter, r *http.Request) {
 	var req refundRequest
 	var raw map[string]any
 	var fields []FieldError
-	if r.ContentLength != 0 || r.Header.Get("Transfer-Encoding") != "" {
+	if hasBody(r) {
 		if raw, fields, ok = decodeBody(w, r, &req); !ok {
 			return
 		}
@@ -158,7 +188,7 @@ func (s *Server) refundTransaction(w http.ResponseWriter, r *http.Request) {
 // emptyBody accepts an action request with no body, or an empty JSON object; anything else
 // is refused as the action takes no fields.
 func emptyBody(w http.ResponseWriter, r *http.Request) bool {
-	if r.ContentLength == 0 && r.Header.Get("Transfer-Encoding") == "" {
+	if !hasBody(r) {
 		return true
 	}
 	var none struct{}

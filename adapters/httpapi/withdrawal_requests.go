@@ -62,6 +62,7 @@ func (k pixKeyInput) Validate() error {
 
 // validate checks every rule of POST /withdrawal (each field as in POST /transaction), all at once.
 func (req *createWithdrawalRequest) validate() []FieldError {
+	normalizeWebhookURL(req.WebhookURL)
 	err := validation.ValidateStruct(req,
 		validation.Field(&req.Amount, required, cents),
 		validation.Field(&req.PixKey, required),

@@ -104,7 +104,7 @@ func (d *delivery) public() ports.Delivery {
 // Claim implements ports.Outbox. Leases that ended at or before now go back to the due queue
 // first, so that they compete by due time with the rest; their former owner no longer holds
 // them.
-func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]ports.Delivery, error) {
+func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -123,11 +123,19 @@ func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease t
 		}
 	}
 	out := []ports.Delivery{}
+	var skipped []*delivery
 	for len(out) < limit && q.due.Len() > 0 && !q.due[0].next.After(now) {
 		d := heap.Pop(&q.due).(*delivery)
+		if slices.Contains(skipAccounts, d.event.AccountID) {
+			skipped = append(skipped, d)
+			continue
+		}
 		d.owner, d.until = owner, now.Add(lease)
 		q.leased[d] = struct{}{}
 		out = append(out, d.public())
+	}
+	for _, d := range skipped {
+		heap.Push(&q.due, d)
 	}
 	return out, nil
 }

@@ -31,6 +31,19 @@ type Metrics struct {
 	qrRender       prometheus.Histogram
 	storeCallTimes *prometheus.HistogramVec
 	latePayments   *prometheus.CounterVec
+	// routes are the label values a request's route may take (KnownRoutes); nil lets any
+	// through.
+	routes map[string]bool
+}
+
+// otherLabel replaces a method or route that is not one of the known ones: label values come
+// from a fixed set, so that no client can grow the series (and the scrape) without bound.
+const otherLabel = "other"
+
+// knownMethods are the HTTP methods kept as label values.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
 }
 
 // New registers every collector, with the Go runtime and process collectors, on a fresh
@@ -81,9 +94,28 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// ObserveRequest records one answered request (httpapi.RequestObserver).
+// KnownRoutes names the routes whose names may become label values; any other is counted as
+// "other". Call it once, before serving.
+func (m *Metrics) KnownRoutes(names ...string) {
+	m.routes = make(map[string]bool, len(names))
+	for _, n := range names {
+		m.routes[n] = true
+	}
+}
+
+// ObserveRequest records one answered request (httpapi.RequestObserver). A method or route
+// outside the known ones is labelled "other", and a status outside 100 to 599 too.
 func (m *Metrics) ObserveRequest(route, method string, status int, elapsed time.Duration) {
+	if !knownMethods[method] {
+		method = otherLabel
+	}
+	if m.routes != nil && !m.routes[route] {
+		route = otherLabel
+	}
 	s := strconv.Itoa(status)
+	if status < 100 || status > 599 {
+		s = otherLabel
+	}
 	m.requests.WithLabelValues(route, method, s).Inc()
 	m.latency.WithLabelValues(route, method, s).Observe(elapsed.Seconds())
 }

@@ -120,3 +120,43 @@ func TestLedgerCallsAreTimed(t *testing.T) {
 		t.Errorf("the ledger's Balance is not timed:\n%s", body)
 	}
 }
+
+// series counts the samples of the request counter.
+func series(body string) int {
+	n := 0
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "pixgate_http_requests_total{") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRequestLabelsComeFromAFixedSet(t *testing.T) {
+	m := metrics.New()
+	m.KnownRoutes("unmatched", "transaction.get")
+	m.ObserveRequest("transaction.get", "GET", 200, time.Millisecond)
+	m.ObserveRequest("unmatched", "GET", 404, time.Millisecond)
+	m.ObserveRequest("unmatched", "BREW", 404, time.Millisecond) // the first garbage method makes "other"
+	m.ObserveRequest("/secret/path", "GET", 404, time.Millisecond)
+	before := series(scrape(t, m))
+	for i := 0; i < 2000; i++ {
+		method := strings.Repeat(string(rune('A'+i%26)), 100) + strings.Repeat("X", i)
+		m.ObserveRequest("unmatched", method, 404, time.Millisecond)
+		m.ObserveRequest("/transaction/"+method, "GET", 404, time.Millisecond)
+		m.ObserveRequest("unmatched", "GET", 1000+i, time.Millisecond)
+	}
+	body := scrape(t, m)
+	if after := series(body); after > before+1 { // the status "other" is one series more
+		t.Fatalf("2,000 garbage methods, routes and statuses grew the series from %d to %d", before, after)
+	}
+	for _, want := range []string{
+		`pixgate_http_requests_total{method="GET",route="transaction.get",status="200"} 1`,
+		`pixgate_http_requests_total{method="other",route="unmatched",status="404"} 2001`,
+		`pixgate_http_requests_total{method="GET",route="other",status="404"} 2001`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -73,7 +73,7 @@ const claimRounds = 3
 // Taking the limit earliest documents of each collection is enough to find the limit earliest
 // deliveries: every document holding one of them is due no later than it, and at most limit
 // documents hold them.
-func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]ports.Delivery, error) {
+func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
 	out := []ports.Delivery{}
 	if limit <= 0 {
 		return out, nil
@@ -84,7 +84,7 @@ func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease t
 	now = now.UTC().Truncate(time.Millisecond)
 	until := now.Add(lease).Truncate(time.Millisecond)
 	for round := 0; round < claimRounds && len(out) < limit; round++ {
-		cands, err := o.candidates(ctx, now, limit-len(out))
+		cands, err := o.candidates(ctx, now, limit-len(out), skipAccounts)
 		if err != nil {
 			return nil, err
 		}
@@ -108,10 +108,15 @@ func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease t
 	return out, nil
 }
 
-func (o *Outbox) candidates(ctx context.Context, now time.Time, limit int) ([]candidate, error) {
+func (o *Outbox) candidates(ctx context.Context, now time.Time, limit int, skipAccounts []string) ([]candidate, error) {
 	var cands []candidate
+	filter := bson.D{{Key: "outboxDue", Value: bson.D{{Key: "$lte", Value: now}}}}
+	if len(skipAccounts) > 0 {
+		// A document holds one resource, so one account: skipping it skips its deliveries.
+		filter = append(filter, bson.E{Key: "accountId", Value: bson.D{{Key: "$nin", Value: skipAccounts}}})
+	}
 	for _, src := range o.sources() {
-		cur, err := src.coll.Find(ctx, bson.D{{Key: "outboxDue", Value: bson.D{{Key: "$lte", Value: now}}}},
+		cur, err := src.coll.Find(ctx, filter,
 			options.Find().SetSort(bson.D{{Key: "outboxDue", Value: 1}}).SetLimit(int64(limit)).SetProjection(outboxProjection))
 		if err != nil {
 			return nil, mapErr(ctx, "find due deliveries", err)

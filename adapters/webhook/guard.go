@@ -106,8 +106,25 @@ func refusal(a netip.Addr) string {
 	return ""
 }
 
-func refusedError(a netip.Addr, why string) error {
-	return fmt.Errorf("%w: %s is %s", ports.ErrWebhookAddressRefused, a, why)
+// errRefused is what a refusal says, to the merchant reading the attempt and to logs alike:
+// never the address a host resolved to nor why that address is refused, since naming an
+// internal address (or its kind) maps our network for whoever chose the host.
+var errRefused = fmt.Errorf("%w: the host resolves to an address webhooks may not reach", ports.ErrWebhookAddressRefused)
+
+// connectError says how connecting failed without the address tried (net.OpError names it).
+func connectError(err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, ports.ErrWebhookAddressRefused):
+		return errRefused // the socket's own check refused it
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return errors.New("the host refused the connection")
+	case errors.As(err, &ne) && ne.Timeout():
+		return errors.New("connecting to the host timed out")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return errors.New("could not connect to the host")
 }
 
 // guardedDialer connects only to addresses the policy accepts, resolving host names itself so
@@ -133,14 +150,18 @@ func (g *guardedDialer) DialContext(ctx context.Context, network, address string
 			if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
 				return nil, fmt.Errorf("host %s not found", host)
 			}
-			return nil, fmt.Errorf("resolving %s: %w", host, err)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The resolver's own error names the DNS server's address: not for the answer.
+			return nil, fmt.Errorf("resolving host %s failed", host)
 		}
 	}
 	var refused, failed error
 	for _, a := range addrs {
 		if !g.allowPrivate {
 			if why := refusal(a); why != "" {
-				refused = refusedError(a, why)
+				refused = errRefused
 				continue
 			}
 		}
@@ -149,7 +170,7 @@ func (g *guardedDialer) DialContext(ctx context.Context, network, address string
 		if err == nil {
 			return conn, nil
 		}
-		failed = err
+		failed = connectError(err)
 	}
 	switch {
 	case failed != nil:
@@ -179,10 +200,10 @@ func controlGuard(allowPrivate bool) func(network, address string, _ syscall.Raw
 		}
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
-			return fmt.Errorf("%w: cannot read %q", ports.ErrWebhookAddressRefused, address)
+			return errRefused
 		}
 		if why := refusal(ap.Addr()); why != "" {
-			return refusedError(ap.Addr(), why)
+			return errRefused
 		}
 		return nil
 	}

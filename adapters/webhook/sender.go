@@ -168,6 +168,11 @@ func (s *Sender) transportError(ctx context.Context, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("connection closed without an answer: %w", err)
 	}
+	// A socket error names both ends' addresses (ours is internal): say what failed only.
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return fmt.Errorf("the connection failed: %s", op.Err)
+	}
 	return err
 }
 

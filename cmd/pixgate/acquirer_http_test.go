@@ -39,12 +39,18 @@ func acqTxID(t *testing.T, id string) string {
 	return txid
 }
 
-// acqPix is one `pix` entry paying 10.00, the amount of minimalTransaction.
+// acqPix is one `pix` entry paying 10.00, the amount of minimalTransaction, now (a horario
+// must lie between the charge's creation and now plus 5 minutes).
 func acqPix(txid, e2e string) map[string]any {
 	return map[string]any{
 		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario": "2026-11-22T11:19:32.456-03:00", "infoPagador": "pedido 123",
+		"horario": acqHorario(time.Now()), "infoPagador": "pedido 123",
 	}
+}
+
+// acqHorario writes t as acquirers do: Brasília's offset, milliseconds.
+func acqHorario(t time.Time) string {
+	return t.In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00")
 }
 
 func acqDevolucao(status string) map[string]any {
@@ -138,9 +144,14 @@ func TestAcquirerPaymentPaysTheTransaction(t *testing.T) {
 	e := acqEnv(t, nil)
 	_, tok := e.account()
 	id := e.lcCreate(tok)
-	res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{acqPix(acqTxID(t, id), acqE2E)}}))
+	entry := acqPix(acqTxID(t, id), acqE2E)
+	res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{entry}}))
 	if len(res) != 1 || res[0].Outcome != "applied" || res[0].Status != "PAID" || res[0].EndToEndID != acqE2E || res[0].TxID != acqTxID(t, id) {
 		t.Fatalf("results = %+v", res)
+	}
+	horario, err := time.Parse(time.RFC3339Nano, entry["horario"].(string))
+	if err != nil {
+		t.Fatal(err)
 	}
 	got := e.lcGet(tok, id).json(t)
 	lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID")
@@ -149,7 +160,7 @@ func TestAcquirerPaymentPaysTheTransaction(t *testing.T) {
 		got, want any
 	}{
 		{"amountPaid is valor in cents", got["amountPaid"], float64(1000)},
-		{"paymentDate is horario in UTC", got["paymentDate"], "2026-11-22T14:19:32.456Z"},
+		{"paymentDate is horario in UTC", got["paymentDate"], horario.UTC().Format("2006-01-02T15:04:05.000Z")},
 		{"endToEnd is endToEndId", got["endToEnd"], acqE2E},
 		{"feeAmount", got["feeAmount"], float64(10)},
 		{"no payer: the callback names none", got["payer"], nil},

@@ -198,5 +198,6 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		}
 	}
 	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox}, deps)
+	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value
 	return a, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -102,6 +103,12 @@ func FuzzHTTPCreate(f *testing.F) {
 		`{"amount": 1000, "paymentMethod": "PIX", "pix": {"expirationSeconds": 86400}, "isInfoProduct": false}`,
 		"{\"amount\": 1000, \"paymentMethod\": \"PIX\", \"pix\": {}, \"externalCode\": \"\xff\xff\xff\xff\xff\xff\xff\xff\"}",
 		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "items": [` + strings.Repeat(`{"title": "ab", "unitPrice": 1},`, 100) + `{"title": "ab", "unitPrice": 1}]}`,
+		// Strict input: repeated members, lone surrogates, NUL.
+		`{"amount": 1, "amount": 999, "paymentMethod": "PIX", "pix": {}}`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {"expirationSeconds": 600, "expirationSeconds": 60}}`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "externalCode": "order-\ud800-0001"}`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "externalCode": "order\u0000-0001"}`,
+		`{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "webhookUrl": "https://loja.пример.рф/hooks"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -110,6 +117,34 @@ func FuzzHTTPCreate(f *testing.F) {
 		fuzzCheckAnswer(t, rec, body, http.StatusCreated, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
 		if rec.Code == http.StatusCreated && !strings.HasPrefix(rec.Header().Get("Location"), "/transaction/") {
 			t.Fatalf("201 without Location: %v", rec.Header())
+		}
+	})
+}
+
+// FuzzHTTPMediaType posts a valid body under arbitrary Content-Type headers: only JSON (with a
+// UTF-8 charset, if any) is read; anything else answers 415 and creates nothing.
+func FuzzHTTPMediaType(f *testing.F) {
+	a, tok := fuzzApp(f, nil)
+	for _, ct := range []string{
+		"application/json", "application/json; charset=utf-8", "APPLICATION/JSON;charset=UTF-8", "text/plain", "",
+		"application/json; charset=latin1", "application/jsonx", "application/problem+json", "multipart/form-data; boundary=x",
+		"application/json;", "application/json; charset", "application/x-www-form-urlencoded", "*/*",
+	} {
+		f.Add(ct)
+	}
+	body := []byte(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`)
+	f.Fuzz(func(t *testing.T, contentType string) {
+		req := httptest.NewRequest(http.MethodPost, "/transaction", bytes.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		rec := httptest.NewRecorder()
+		a.server.Handler().ServeHTTP(rec, req)
+		fuzzCheckAnswer(t, rec, []byte(contentType), http.StatusCreated, http.StatusUnsupportedMediaType)
+		mt, params, err := mime.ParseMediaType(contentType)
+		charset, hasCharset := params["charset"]
+		isJSON := err == nil && mt == "application/json" && (!hasCharset || strings.EqualFold(charset, "utf-8"))
+		if (rec.Code == http.StatusCreated) != isJSON {
+			t.Fatalf("Content-Type %q answered %d", contentType, rec.Code)
 		}
 	})
 }
@@ -130,10 +165,12 @@ func FuzzHTTPAcquirerCallback(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// horario must lie between the charge's creation and now plus 5 minutes: a minute from now.
+	horario := acqHorario(time.Now().Add(time.Minute))
 	entry := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
-		`"horario": "2026-11-22T11:19:32.456-03:00", "infoPagador": "pedido 123"}`
+		`"horario": "` + horario + `", "infoPagador": "pedido 123"}`
 	refund := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
-		`"horario": "2026-11-22T11:19:32Z", "devolucoes": [{"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", ` +
+		`"horario": "` + horario + `", "devolucoes": [{"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", ` +
 		`"valor": "10.00", "natureza": "ORIGINAL", "status": "DEVOLVIDO", "horario": {"solicitacao": "2026-11-22T14:30:00Z"}}]}`
 	for _, s := range []string{
 		`{"pix": []}`, `{"pix": [` + entry + `]}`, `{"pix": [` + entry + `, ` + entry + `]}`, `{"pix": [` + refund + `]}`,

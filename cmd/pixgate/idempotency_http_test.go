@@ -149,7 +149,7 @@ func TestConcurrentRequestsWithOneKeyCreateOneTransaction(t *testing.T) {
 		t.Fatalf("%d transactions stored, want exactly 1", page.Total)
 	}
 	// One transaction raised one event (PIX_QRCODE_GENERATED, it has a webhook URL).
-	due, err := e.app.stores.outbox.Claim(t.Context(), "test", e.app.clock.Now().Add(1e9), 1e9, 1000)
+	due, err := e.app.stores.outbox.Claim(t.Context(), "test", e.app.clock.Now().Add(1e9), 1e9, 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

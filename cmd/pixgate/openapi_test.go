@@ -499,6 +499,9 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 		t.Errorf("the 422 lists %d errors: %v", len(errs), p)
 	}
 	c.send(c.request("POST", "/transaction", tok, `{"amount": 1000,`), http.StatusUnprocessableEntity, false)
+	c.send(c.request("POST", "/transaction", tok, `{"amount": 1, "amount": 2, "paymentMethod": "PIX", "pix": {}}`), http.StatusUnprocessableEntity, true)
+	c.send(c.request("POST", "/transaction", tok, minimalTransaction(), "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, false)
+	c.send(c.request("POST", "/withdrawal", tok, `{"amount": 100}`, "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, false)
 	c.send(c.request("POST", "/transaction", tok, minimalTransaction(), "Idempotency-Key", "short"), http.StatusUnprocessableEntity, false)
 	c.send(c.request("GET", "/transaction?perPage=101", tok, nil), http.StatusUnprocessableEntity, false)
 	c.send(c.request("GET", "/transaction?per_page=10", tok, nil), http.StatusUnprocessableEntity, true)
@@ -538,6 +541,12 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 	c.send(c.request("POST", "/acquirer/pix", "wrong", callback), http.StatusUnauthorized, true)
 	c.send(c.request("POST", "/acquirer/pix", strings.Repeat("s", 32), map[string]any{"pix": []any{map[string]any{"txid": "x"}}}),
 		http.StatusUnprocessableEntity, false)
+	invalidTime := map[string]any{"pix": []any{map[string]any{
+		"endToEndId": "E00000000202611221119abcdefghijz", "txid": acqTxID(t, tx), "valor": "10.00", "horario": "2000-01-01T00:00:00Z",
+	}}}
+	if res := acqResults(t, c.ok("POST", "/acquirer/pix", strings.Repeat("s", 32), invalidTime, http.StatusOK)); res[0].Outcome != "invalid_time" {
+		t.Errorf("a horario of 2000: %+v, want invalid_time", res)
+	}
 
 	// The operational routes.
 	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"} {

@@ -1394,6 +1394,15 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 			if !strings.Contains(msg, "refused") || attempts[0].(map[string]any)["statusCode"] != nil {
 				t.Fatalf("attempt %v, want an error saying the address was refused", attempts[0])
 			}
+			// What the host resolved to, and what kind of address it is, stay ours.
+			for _, a := range c.addrs {
+				ip := netip.MustParseAddr(a)
+				for _, form := range []string{a, ip.Unmap().String(), "private", "loopback", "link-local", "NAT64"} {
+					if strings.Contains(msg, form) {
+						t.Fatalf("the attempt's error %q reveals %q", msg, form)
+					}
+				}
+			}
 		})
 	}
 }

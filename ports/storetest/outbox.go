@@ -25,7 +25,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 		events = sortedByDue(events)
 		now := events[4].CreatedAt
 
-		first, err := s.Outbox.Claim(ctx, "dispatcher-a", now, time.Minute, 3)
+		first, err := s.Outbox.Claim(ctx, "dispatcher-a", now, time.Minute, 3, nil)
 		if err != nil {
 			t.Fatalf("Claim: %v", err)
 		}
@@ -38,9 +38,27 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 				t.Errorf("claimed delivery = %s, %d attempts, next %v; want pending, none, %v", d.Status, len(d.Attempts), d.NextAttemptAt, events[i].CreatedAt)
 			}
 		}
-		rest, err := s.Outbox.Claim(ctx, "dispatcher-b", now, time.Minute, 10)
+		rest, err := s.Outbox.Claim(ctx, "dispatcher-b", now, time.Minute, 10, nil)
 		if want := eventIDs(events[3:]); err != nil || !slices.Equal(deliveryIDs(rest), want) {
 			t.Errorf("second claim = %v, %v; want the other two %v", deliveryIDs(rest), err, want)
+		}
+	})
+
+	t.Run("a claim leaves the deliveries of the accounts it skips for later, and takes the others", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		busy, other := newID(), newID()
+		busyEvents := sortedByDue(storeEvents(t, s, busy, 4))
+		otherEvents := sortedByDue(storeEvents(t, s, other, 2))
+		now := latestDue(append(slices.Clone(busyEvents), otherEvents...))
+
+		got, err := s.Outbox.Claim(ctx, "dispatcher-a", now, time.Minute, 3, []string{busy, "an-account-with-nothing-due"})
+		if want := eventIDs(otherEvents); err != nil || !slices.Equal(deliveryIDs(got), want) {
+			t.Fatalf("Claim skipping %s = %v, %v; want only the other account's %v", busy, deliveryIDs(got), err, want)
+		}
+		got, err = s.Outbox.Claim(ctx, "dispatcher-a", now, time.Minute, 10, nil)
+		if want := eventIDs(busyEvents); err != nil || !slices.Equal(deliveryIDs(got), want) {
+			t.Errorf("Claim skipping nobody = %v, %v; want the skipped account's, oldest first, %v", deliveryIDs(got), err, want)
 		}
 	})
 
@@ -48,11 +66,11 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		e := storeEvents(t, s, newID(), 1)[0]
-		got, err := s.Outbox.Claim(ctx, "dispatcher-a", e.CreatedAt.Add(-time.Millisecond), time.Minute, 10)
+		got, err := s.Outbox.Claim(ctx, "dispatcher-a", e.CreatedAt.Add(-time.Millisecond), time.Minute, 10, nil)
 		if err != nil || len(got) != 0 {
 			t.Errorf("Claim before it is due = %v, %v; want nothing", deliveryIDs(got), err)
 		}
-		got, err = s.Outbox.Claim(ctx, "dispatcher-a", e.CreatedAt, time.Minute, 10)
+		got, err = s.Outbox.Claim(ctx, "dispatcher-a", e.CreatedAt, time.Minute, 10, nil)
 		if err != nil || !slices.Equal(deliveryIDs(got), []string{e.ID}) {
 			t.Errorf("Claim when due = %v, %v; want %s", deliveryIDs(got), err, e.ID)
 		}
@@ -63,11 +81,11 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 		s, ctx := newStore(t), context.Background()
 		events := storeEvents(t, s, newID(), 2)
 		now := latestDue(events)
-		if got, err := s.Outbox.Claim(ctx, "dispatcher-a", now, time.Minute, 10); err != nil || len(got) != 2 {
+		if got, err := s.Outbox.Claim(ctx, "dispatcher-a", now, time.Minute, 10, nil); err != nil || len(got) != 2 {
 			t.Fatalf("Claim = %v, %v; want both", deliveryIDs(got), err)
 		}
 		for _, owner := range []string{"dispatcher-b", "dispatcher-a"} {
-			got, err := s.Outbox.Claim(ctx, owner, now.Add(59*time.Second), time.Minute, 10)
+			got, err := s.Outbox.Claim(ctx, owner, now.Add(59*time.Second), time.Minute, 10, nil)
 			if err != nil || len(got) != 0 {
 				t.Errorf("Claim by %s during the lease = %v, %v; want nothing", owner, deliveryIDs(got), err)
 			}
@@ -82,7 +100,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 		claimed := make([][]ports.Delivery, 8)
 		errs := concurrently(len(claimed), func(i int) error {
 			var err error
-			claimed[i], err = s.Outbox.Claim(ctx, "dispatcher-"+string(rune('a'+i)), now, time.Minute, 3)
+			claimed[i], err = s.Outbox.Claim(ctx, "dispatcher-"+string(rune('a'+i)), now, time.Minute, 3, nil)
 			return err
 		})
 		seen := map[string]int{}
@@ -159,7 +177,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 		if d.Status != ports.DeliveryDelivered || len(d.Attempts) != 1 || !sameAttempt(d.Attempts[0], attempt) {
 			t.Errorf("delivery = %s %+v, want delivered with %+v", d.Status, d.Attempts, attempt)
 		}
-		if got, err := s.Outbox.Claim(ctx, "dispatcher-b", e.CreatedAt.Add(48*time.Hour), time.Minute, 10); err != nil || len(got) != 0 {
+		if got, err := s.Outbox.Claim(ctx, "dispatcher-b", e.CreatedAt.Add(48*time.Hour), time.Minute, 10, nil); err != nil || len(got) != 0 {
 			t.Errorf("Claim = %v, %v; want nothing", deliveryIDs(got), err)
 		}
 	})
@@ -176,7 +194,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 		if d := deliveryOf(t, s, e); d.Status != ports.DeliveryFailed || len(d.Attempts) != 1 {
 			t.Errorf("delivery = %s with %d attempts, want failed with 1", d.Status, len(d.Attempts))
 		}
-		if got, err := s.Outbox.Claim(ctx, "dispatcher-b", e.CreatedAt.Add(48*time.Hour), time.Minute, 10); err != nil || len(got) != 0 {
+		if got, err := s.Outbox.Claim(ctx, "dispatcher-b", e.CreatedAt.Add(48*time.Hour), time.Minute, 10, nil); err != nil || len(got) != 0 {
 			t.Errorf("Claim = %v, %v; want nothing", deliveryIDs(got), err)
 		}
 	})
@@ -196,7 +214,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 			if err := s.Outbox.RecordAttempt(ctx, e.ID, "dispatcher-a", attempt, ports.DeliveryPending, next); err != nil {
 				t.Fatalf("RecordAttempt %d: %v", i+1, err)
 			}
-			if got, err := s.Outbox.Claim(ctx, "dispatcher-b", next.Add(-time.Millisecond), time.Minute, 10); err != nil || len(got) != 0 {
+			if got, err := s.Outbox.Claim(ctx, "dispatcher-b", next.Add(-time.Millisecond), time.Minute, 10, nil); err != nil || len(got) != 0 {
 				t.Errorf("Claim before the retry is due = %v, %v; want nothing", deliveryIDs(got), err)
 			}
 		}
@@ -308,7 +326,7 @@ func latestDue(events []domain.Event) time.Time {
 // mustClaim claims for owner and checks that it got exactly the events ids, in that order.
 func mustClaim(t *testing.T, s Stores, owner string, now time.Time, lease time.Duration, ids ...string) []ports.Delivery {
 	t.Helper()
-	got, err := s.Outbox.Claim(context.Background(), owner, now, lease, 10)
+	got, err := s.Outbox.Claim(context.Background(), owner, now, lease, 10, nil)
 	if err != nil || !slices.Equal(deliveryIDs(got), ids) {
 		t.Fatalf("Claim by %s at %v = %v, %v; want %v", owner, now, deliveryIDs(got), err, ids)
 	}

@@ -186,7 +186,7 @@ func TestConcurrentInstances(t *testing.T) {
 		for i := range 8 {
 			store, owner := []*pixmongo.Store{a, b}[i%2], "dispatcher-"+string(rune('a'+i))
 			wg.Go(func() {
-				ds, err := store.Outbox().Claim(ctx, owner, base.Add(time.Hour), time.Minute, 3)
+				ds, err := store.Outbox().Claim(ctx, owner, base.Add(time.Hour), time.Minute, 3, nil)
 				if err != nil {
 					t.Errorf("Claim: %v", err)
 				}
