@@ -1025,16 +1025,18 @@ var secScopedRoutes = []struct {
 	{"POST", "/sandbox/withdrawal/{id}/fail", domain.ScopeWithdrawalWrite},
 	{"POST", "/sandbox/withdrawal/{id}/reject", domain.ScopeWithdrawalWrite},
 	{"POST", "/sandbox/withdrawal/{id}/refund", domain.ScopeWithdrawalWrite},
-	{"POST", "/auth/credentials", ""},
-	{"DELETE", "/auth/credentials/{clientId}", ""},
-	{"GET", "/webhook/secret", ""},
-	{"POST", "/webhook/secret/rotate", ""},
+	{"POST", "/auth/credentials", domain.ScopeAccountAdmin},
+	{"GET", "/auth/credentials", domain.ScopeAccountAdmin},
+	{"DELETE", "/auth/credentials/{clientId}", domain.ScopeAccountAdmin},
+	{"GET", "/webhook/secret", domain.ScopeAccountAdmin},
+	{"POST", "/webhook/secret/rotate", domain.ScopeAccountAdmin},
 }
 
-// secPublicRoutes need no token: the token endpoint, the acquirer's (its own shared secret)
+// secPublicRoutes need no token: the token endpoints and their metadata, the acquirer's (its own shared secret)
 // and the operational routes.
 var secPublicRoutes = []string{
-	"POST /auth/token", "GET /auth/token", "POST /acquirer/pix", "GET /.well-known/jwks.json",
+	"POST /auth/token", "GET /auth/token", "POST /oauth/token", "GET /.well-known/oauth-authorization-server",
+	"POST /acquirer/pix", "GET /.well-known/jwks.json",
 	"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 }
 
