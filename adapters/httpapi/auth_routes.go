@@ -34,10 +34,12 @@ type AuthDeps struct {
 	// Token serves POST and GET /auth/token, POST /oauth/token and the authorization server
 	// metadata (GET /.well-known/oauth-authorization-server).
 	Token TokenGranter
-	// Issuer is the iss of the tokens, named as issuer by the metadata. When it is an http(s)
-	// URL the metadata's endpoints are under it; otherwise under the address the request came
-	// to.
+	// Issuer is the iss of the tokens, named as issuer by the metadata.
 	Issuer string
+	// PublicURL, when it is an http(s) URL, is where the metadata says the endpoints are (the
+	// address clients use behind a proxy); otherwise they are under the scheme and host the
+	// request came to.
+	PublicURL string
 	// JWKSURI is the metadata's jwks_uri when the tokens are not pixgate's own (an upstream
 	// provider's); empty names pixgate's /.well-known/jwks.json.
 	JWKSURI string
@@ -401,10 +403,10 @@ func (s *Server) oauthMetadata(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// publicBase is the URL the endpoints are under: the issuer when it is an http(s) URL (set it
-// to the public address behind a proxy), otherwise the scheme and host the request came to.
+// publicBase is the URL the endpoints are under: PublicURL when it is an http(s) URL,
+// otherwise the scheme and host the request came to.
 func (s *Server) publicBase(r *http.Request) string {
-	if u, err := url.Parse(s.deps.Auth.Issuer); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+	if u, err := url.Parse(s.deps.Auth.PublicURL); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
 		return strings.TrimSuffix(u.String(), "/")
 	}
 	scheme := "http"

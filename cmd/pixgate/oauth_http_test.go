@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -549,4 +550,40 @@ func TestTokenRequestsAreLimited(t *testing.T) {
 			t.Fatalf("the metadata is not a token request and is not limited: %d", r.status)
 		}
 	})
+}
+
+func TestWithAnUpstreamProviderTheScopeIsPassedOnAndTheMetadataNamesItsKeys(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		asked = append(asked, r.PostForm.Get("scope"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"upstream-token","token_type":"Bearer","expires_in":300,"scope":"transaction:read profile"}`))
+	}))
+	t.Cleanup(upstream.Close)
+	e := newEnv(t, map[string]string{
+		"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": upstream.URL + "/token", "PIXGATE_AUTH_UPSTREAM_JWKS_URL": upstream.URL + "/jwks",
+		"PIXGATE_AUTH_UPSTREAM_ISSUER": "https://upstream.example", "PIXGATE_AUTH_UPSTREAM_AUDIENCE": "pixgate",
+	})
+	acc := e.tkAccount(domain.ScopeTransactionRead, domain.ScopeBalanceRead)
+
+	m := e.do("GET", "/.well-known/oauth-authorization-server", "", nil).json(t)
+	if m["issuer"] != "https://upstream.example" || m["jwks_uri"] != upstream.URL+"/jwks" || m["token_endpoint"] != e.srv.URL+"/oauth/token" {
+		t.Fatalf("metadata %v: want the upstream's issuer and keys, pixgate's token endpoint", m)
+	}
+	r := e.tkForm("/oauth/token", tkCreds(acc.Credential, "scope", "transaction:read"))
+	if body := r.json(t); r.status != http.StatusOK || body["scope"] != "transaction:read" || body["expires_in"] != float64(300) {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	tkTokenError(t, e.tkForm("/oauth/token", tkCreds(acc.Credential, "scope", "withdrawal:write")), http.StatusBadRequest, "invalid_scope")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[0] != "transaction:read" || asked[1] != "withdrawal:write" {
+		t.Fatalf("the upstream was asked for %q", asked)
+	}
 }

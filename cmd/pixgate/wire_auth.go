@@ -34,6 +34,7 @@ func (a *app) wireAuth(deps *httpapi.Deps) error {
 	deps.Auth = httpapi.AuthDeps{
 		Token:               granter,
 		Issuer:              issuer,
+		PublicURL:           a.cfg.JWTIssuer, // pixgate's own address when it is a URL
 		JWKSURI:             jwksURI,
 		Limits:              httpapi.NewTokenLimits(a.cfg.TokenRPS, a.cfg.TokenBurst, a.cfg.TokenFailures, a.clock),
 		JWKS:                a.jwks,
