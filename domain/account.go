@@ -32,13 +32,15 @@ func AllScopes() []Scope {
 // stored account records the revision it was written under, and UpgradeLegacyScopes brings it
 // to the current one.
 const (
-	// ScopesBeforeBalance: the first four scopes; the balance was read with transaction:read.
-	ScopesBeforeBalance = 0
-	// ScopesBeforeAccountAdmin: balance:read exists; any token could manage credentials and
-	// the webhook secret.
-	ScopesBeforeAccountAdmin = 1
-	// ScopesCurrent: account:admin exists.
-	ScopesCurrent = 2
+	// ScopesOriginal: the first four scopes; the balance was read with transaction:read and
+	// any token could manage credentials and the webhook secret.
+	ScopesOriginal = 0
+	// ScopesWithBalance added balance:read.
+	ScopesWithBalance = 1
+	// ScopesWithAccountAdmin added account:admin.
+	ScopesWithAccountAdmin = 2
+	// ScopesCurrent is the revision this program writes.
+	ScopesCurrent = ScopesWithAccountAdmin
 )
 
 // UpgradeLegacyScopes gives an account stored under an older revision of the scope list what
@@ -49,10 +51,10 @@ const (
 // written under; a current record is returned as it is.
 func UpgradeLegacyScopes(scopes []Scope, revision int) []Scope {
 	out := slices.Clone(scopes)
-	if revision < ScopesBeforeAccountAdmin && slices.Contains(out, ScopeTransactionRead) && !slices.Contains(out, ScopeBalanceRead) {
+	if revision < ScopesWithBalance && slices.Contains(out, ScopeTransactionRead) && !slices.Contains(out, ScopeBalanceRead) {
 		out = append(out, ScopeBalanceRead)
 	}
-	if revision < ScopesCurrent && !slices.Contains(out, ScopeAccountAdmin) {
+	if revision < ScopesWithAccountAdmin && !slices.Contains(out, ScopeAccountAdmin) {
 		out = append(out, ScopeAccountAdmin)
 	}
 	return out

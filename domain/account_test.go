@@ -250,15 +250,15 @@ func TestUpgradeLegacyScopes(t *testing.T) {
 		in, want []domain.Scope
 	}{
 		{"a reader of transactions read the balance before: it keeps reading it, and keeps managing itself",
-			domain.ScopesBeforeBalance, []domain.Scope{tr}, []domain.Scope{tr, bal, admin}},
+			domain.ScopesOriginal, []domain.Scope{tr}, []domain.Scope{tr, bal, admin}},
 		{"an account without transaction:read never read the balance and does not start to",
-			domain.ScopesBeforeBalance, []domain.Scope{ww}, []domain.Scope{ww, admin}},
+			domain.ScopesOriginal, []domain.Scope{ww}, []domain.Scope{ww, admin}},
 		{"an account stored with balance:read keeps its scopes and gets account:admin, which every token had",
-			domain.ScopesBeforeAccountAdmin, []domain.Scope{ww}, []domain.Scope{ww, admin}},
+			domain.ScopesWithBalance, []domain.Scope{ww}, []domain.Scope{ww, admin}},
 		{"an account stored under the current revision is left as it is, account:admin or not",
 			domain.ScopesCurrent, []domain.Scope{tr, bal}, []domain.Scope{tr, bal}},
 		{"an account holding the scopes already gets no repeats",
-			domain.ScopesBeforeBalance, []domain.Scope{tr, bal, admin}, []domain.Scope{tr, bal, admin}},
+			domain.ScopesOriginal, []domain.Scope{tr, bal, admin}, []domain.Scope{tr, bal, admin}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := domain.UpgradeLegacyScopes(c.in, c.revision); !slices.Equal(got, c.want) {
