@@ -71,7 +71,11 @@ type TokenGrant struct {
 // one; for an unknown client it is compared with a dummy hash, so that an unknown client and a
 // wrong secret do the same work and answer the same ports.ErrInvalidCredentials. A revoked
 // credential and a disabled account answer that same error, checked only after the secret
-// matched. The token carries the account's scopes and lives for the configured lifetime.
+// matched. The token carries the scopes the client asked for, or every scope of the account
+// when it asked for none; asking for one the account does not hold answers
+// ports.ErrInvalidScope (only to a client that proved its secret). The token lives for the
+// configured lifetime, and its issue is recorded as the credential's last use (at most once
+// per domain.CredentialUseInterval, so that a busy client costs no write per token).
 type IssueToken struct {
 	repo      ports.AccountRepository
 	issuer    ports.TokenIssuer
@@ -92,8 +96,9 @@ func NewIssueToken(repo ports.AccountRepository, issuer ports.TokenIssuer, hashe
 	return &IssueToken{repo: repo, issuer: issuer, hasher: hasher, ttl: ttl, dummyHash: hasher.Hash(newClientSecret())}
 }
 
-// Execute issues a token for the credential clientID.
-func (uc *IssueToken) Execute(ctx context.Context, clientID, clientSecret string) (TokenGrant, error) {
+// Execute issues a token for the credential clientID, with the requested scopes (none: every
+// scope of the account).
+func (uc *IssueToken) Execute(ctx context.Context, clientID, clientSecret string, requested []domain.Scope) (TokenGrant, error) {
 	cred, err := uc.repo.GetCredential(ctx, clientID)
 	known := err == nil
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
@@ -112,12 +117,46 @@ func (uc *IssueToken) Execute(ctx context.Context, clientID, clientSecret string
 	if err != nil {
 		return TokenGrant{}, err
 	}
-	p := domain.Principal{AccountID: account.ID(), ClientID: cred.ClientID, Scopes: account.Scopes()}
+	scopes, err := requestedScopes(requested, account)
+	if err != nil {
+		return TokenGrant{}, err
+	}
+	p := domain.Principal{AccountID: account.ID(), ClientID: cred.ClientID, Scopes: scopes}
 	tok, err := uc.issuer.Issue(ctx, p, uc.ttl)
 	if err != nil {
 		return TokenGrant{}, fmt.Errorf("issuing token: %w", err)
 	}
+	if err := recordUse(ctx, uc.repo, cred, tok.IssuedAt); err != nil {
+		return TokenGrant{}, err
+	}
 	return TokenGrant{AccessToken: tok.Token, ExpiresAt: tok.ExpiresAt, Lifetime: tok.ExpiresAt.Sub(tok.IssuedAt), Scopes: p.Scopes}, nil
+}
+
+// requestedScopes is what a token asked for with requested may carry: requested itself when
+// the account holds every one of them (ports.ErrInvalidScope otherwise), every scope of the
+// account when nothing was asked for. Canonical order either way.
+func requestedScopes(requested []domain.Scope, account *domain.Account) ([]domain.Scope, error) {
+	if len(requested) == 0 {
+		return grantedScopes(domain.AllScopes(), account), nil
+	}
+	for _, s := range requested {
+		if !account.HasScope(s) {
+			return nil, fmt.Errorf("%w: the account does not hold %s", ports.ErrInvalidScope, s)
+		}
+	}
+	return grantedScopes(requested, account), nil
+}
+
+// recordUse records a token issued at at as the credential's last use, unless a use was
+// recorded less than domain.CredentialUseInterval before.
+func recordUse(ctx context.Context, repo ports.AccountRepository, cred domain.Credential, at time.Time) error {
+	if !cred.UseIsStale(at) {
+		return nil
+	}
+	if err := repo.RecordCredentialUse(ctx, cred.ClientID, at); err != nil {
+		return fmt.Errorf("recording the use of credential %s: %w", cred.ClientID, err)
+	}
+	return nil
 }
 
 // activeAccount loads the account of a credential whose secret was proved; a missing or
@@ -140,8 +179,11 @@ func activeAccount(ctx context.Context, repo ports.AccountRepository, id string)
 // OpenID Connect provider, which judges the secret. The client must also be a pixgate
 // credential, not revoked, of an active account (that is how a token finds its account);
 // otherwise ports.ErrInvalidCredentials, as for credentials the upstream refused. An upstream
-// that cannot answer gives ports.ErrUpstreamUnavailable. The granted scopes are the upstream's
-// that the account holds.
+// that cannot answer gives ports.ErrUpstreamUnavailable. Requested scopes are passed on to the
+// upstream and must all be held by the account (ports.ErrInvalidScope otherwise). The granted
+// scopes are the upstream's that the account holds: the token is the upstream's, pixgate
+// cannot narrow it further. The exchange is recorded as the credential's last use, as
+// IssueToken does.
 type IssueUpstreamToken struct {
 	repo      ports.AccountRepository
 	exchanger ports.CredentialExchanger
@@ -154,8 +196,8 @@ func NewIssueUpstreamToken(repo ports.AccountRepository, exchanger ports.Credent
 }
 
 // Execute obtains an upstream token for clientID.
-func (uc *IssueUpstreamToken) Execute(ctx context.Context, clientID, clientSecret string) (TokenGrant, error) {
-	tok, err := uc.exchanger.Exchange(ctx, clientID, clientSecret)
+func (uc *IssueUpstreamToken) Execute(ctx context.Context, clientID, clientSecret string, requested []domain.Scope) (TokenGrant, error) {
+	tok, err := uc.exchanger.Exchange(ctx, clientID, clientSecret, requested)
 	if err != nil {
 		return TokenGrant{}, err
 	}
@@ -171,6 +213,12 @@ func (uc *IssueUpstreamToken) Execute(ctx context.Context, clientID, clientSecre
 	}
 	account, err := activeAccount(ctx, uc.repo, cred.AccountID)
 	if err != nil {
+		return TokenGrant{}, err
+	}
+	if _, err := requestedScopes(requested, account); err != nil {
+		return TokenGrant{}, err
+	}
+	if err := recordUse(ctx, uc.repo, cred, tok.ExpiresAt.Add(-tok.Lifetime)); err != nil {
 		return TokenGrant{}, err
 	}
 	return TokenGrant{AccessToken: tok.AccessToken, ExpiresAt: tok.ExpiresAt, Lifetime: tok.Lifetime, Scopes: grantedScopes(tok.Scopes, account)}, nil

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -79,7 +80,8 @@ func (m credentialMaker) newAccount(ctx context.Context, name string, scopes []d
 
 // CreateCredential gives the caller's account one more credential, so that a secret can be
 // rotated without downtime: a fresh client id and a secret of 32 random bytes, shown this once
-// and stored only as its keyed hash.
+// and stored only as its keyed hash. An account holding domain.MaxActiveCredentials
+// credentials that are not revoked answers domain.ErrCredentialLimit (the store keeps the cap).
 type CreateCredential struct{ maker credentialMaker }
 
 // NewCreateCredential builds the use case; every port is required.
@@ -90,6 +92,30 @@ func NewCreateCredential(repo ports.AccountRepository, ids ports.IDGenerator, cl
 // Execute creates the credential for p's account.
 func (uc *CreateCredential) Execute(ctx context.Context, p domain.Principal) (NewCredential, error) {
 	return uc.maker.create(ctx, p.AccountID, uc.maker.ids.NewID(), newClientSecret())
+}
+
+// ListCredentials lists the caller's account's credentials, newest first, revoked ones
+// included, without their secret hashes: what the merchant needs to find the one to revoke
+// (when each was created and last used).
+type ListCredentials struct{ repo ports.AccountRepository }
+
+// NewListCredentials builds the use case; the repository is required.
+func NewListCredentials(repo ports.AccountRepository) *ListCredentials {
+	requirePorts("NewListCredentials", repo)
+	return &ListCredentials{repo: repo}
+}
+
+// Execute lists p's account's credentials.
+func (uc *ListCredentials) Execute(ctx context.Context, p domain.Principal) ([]domain.Credential, error) {
+	creds, err := uc.repo.ListCredentials(ctx, p.AccountID)
+	if err != nil {
+		return nil, fmt.Errorf("listing credentials: %w", err)
+	}
+	slices.Reverse(creds)
+	for i := range creds {
+		creds[i].SecretHash = nil
+	}
+	return creds, nil
 }
 
 // RevokeCredential revokes one of the caller's account's credentials; the tokens obtained with

@@ -45,7 +45,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grant, err := application.NewIssueToken(repo, issuer, hasher, time.Hour).Execute(ctx, created.Credential.ClientID, created.Credential.Secret)
+	grant, err := application.NewIssueToken(repo, issuer, hasher, time.Hour).Execute(ctx, created.Credential.ClientID, created.Credential.Secret, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -100,6 +100,10 @@ func authCopyCredential(c domain.Credential) domain.Credential {
 		t := *c.RevokedAt
 		c.RevokedAt = &t
 	}
+	if c.LastUsedAt != nil {
+		t := *c.LastUsedAt
+		c.LastUsedAt = &t
+	}
 	return c
 }
 
@@ -181,7 +185,34 @@ func (r *authRepo) CreateCredential(_ context.Context, c domain.Credential) erro
 	if _, ok := r.credentials[c.ClientID]; ok {
 		return ports.ErrDuplicate
 	}
+	active := 0
+	for _, other := range r.credentials {
+		if other.AccountID == c.AccountID && !other.Revoked() {
+			active++
+		}
+	}
+	if active >= domain.MaxActiveCredentials && !c.Revoked() {
+		return domain.ErrCredentialLimit
+	}
 	r.credentials[c.ClientID] = authCopyCredential(c)
+	return nil
+}
+
+func (r *authRepo) RecordCredentialUse(_ context.Context, clientID string, at time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("RecordCredentialUse"); err != nil {
+		return err
+	}
+	c, ok := r.credentials[clientID]
+	if !ok {
+		return domain.ErrNotFound
+	}
+	if c.LastUsedAt == nil || c.LastUsedAt.Before(at) {
+		at = at.UTC()
+		c.LastUsedAt = &at
+		r.credentials[clientID] = c
+	}
 	return nil
 }
 
@@ -277,9 +308,11 @@ type authExchanger struct {
 	scopes  []domain.Scope
 	down    bool
 	clock   ports.Clock
+	asked   []domain.Scope // the scopes of the last exchange
 }
 
-func (e *authExchanger) Exchange(_ context.Context, clientID, secret string) (ports.UpstreamToken, error) {
+func (e *authExchanger) Exchange(_ context.Context, clientID, secret string, scopes []domain.Scope) (ports.UpstreamToken, error) {
+	e.asked = scopes
 	if e.down {
 		return ports.UpstreamToken{}, fmt.Errorf("%w: connection refused", ports.ErrUpstreamUnavailable)
 	}

@@ -73,7 +73,7 @@ func TestParseSeedClients(t *testing.T) {
 		{"a missing client id is refused", "Demo::" + seedSecretA, 1, "", []string{seedSecretA}},
 		{"a secret placed as client id is not echoed", "Demo:" + seedSecretA + ":transaction:read", 1, "", []string{seedSecretA}},
 		{"a secret with a colon is refused without echoing either half", "Demo:demo:first-half-of-the-secret-0123456789:second-half", 1, "demo", []string{"first-half", "second-half"}},
-		{"an unknown scope is refused by position", "Demo:demo:" + seedSecretA + ":transaction:read,admin", 1, "demo", []string{seedSecretA, "admin"}},
+		{"an unknown scope is refused by position", "Demo:demo:" + seedSecretA + ":transaction:read,superuser", 1, "demo", []string{seedSecretA, "superuser"}},
 		{"an empty scope list is refused", "Demo:demo:" + seedSecretA + ":", 1, "demo", []string{seedSecretA}},
 		{"an empty name is refused", ":demo:" + seedSecretA, 1, "demo", []string{seedSecretA}},
 		{"a client id with a space is refused", "Demo:de mo:" + seedSecretA, 1, "", []string{seedSecretA}},
@@ -118,14 +118,14 @@ func TestSeedAccounts(t *testing.T) {
 		if strings.Join(res.Created, ",") != "demo,ci" || len(res.Existing) != 0 {
 			t.Fatalf("result %+v", res)
 		}
-		grant, err := w.issue.Execute(ctx, "demo", seedSecretA)
+		grant, err := w.issue.Execute(ctx, "demo", seedSecretA, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if domain.JoinScopes(grant.Scopes) != "transaction:read" {
 			t.Errorf("scopes = %v", grant.Scopes)
 		}
-		if _, err := w.issue.Execute(ctx, "ci", seedSecretB); err != nil {
+		if _, err := w.issue.Execute(ctx, "ci", seedSecretB, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -145,10 +145,10 @@ func TestSeedAccounts(t *testing.T) {
 		if len(res.Created) != 0 || strings.Join(res.Existing, ",") != "demo" {
 			t.Fatalf("result %+v", res)
 		}
-		if _, err := w.issue.Execute(ctx, "demo", seedSecretA); err != nil {
+		if _, err := w.issue.Execute(ctx, "demo", seedSecretA, nil); err != nil {
 			t.Errorf("the original secret stopped working: %v", err)
 		}
-		if _, err := w.issue.Execute(ctx, "demo", seedSecretB); !errors.Is(err, ports.ErrInvalidCredentials) {
+		if _, err := w.issue.Execute(ctx, "demo", seedSecretB, nil); !errors.Is(err, ports.ErrInvalidCredentials) {
 			t.Errorf("the listed secret replaced the stored one: %v", err)
 		}
 		if n := len(w.repo.accounts); n != 1 {

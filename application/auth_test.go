@@ -94,7 +94,7 @@ func TestIssueTokenGrantsATokenForTheRightSecret(t *testing.T) {
 	w := newAuthWorld(t)
 	acc := w.newAccount(t, domain.ScopeTransactionRead, domain.ScopeWithdrawalRead)
 
-	grant, err := w.issue.Execute(context.Background(), acc.Credential.ClientID, acc.Credential.Secret)
+	grant, err := w.issue.Execute(context.Background(), acc.Credential.ClientID, acc.Credential.Secret, nil)
 	if err != nil {
 		t.Fatalf("IssueToken: %v", err)
 	}
@@ -134,7 +134,7 @@ func TestIssueTokenRefusesEveryBadCredentialAlike(t *testing.T) {
 	var messages []string
 	for _, tc := range cases {
 		t.Run(tc.name+" answers invalid credentials", func(t *testing.T) {
-			_, err := w.issue.Execute(ctx, tc.clientID, tc.secret)
+			_, err := w.issue.Execute(ctx, tc.clientID, tc.secret, nil)
 			if !errors.Is(err, ports.ErrInvalidCredentials) {
 				t.Fatalf("IssueToken = %v, want ports.ErrInvalidCredentials", err)
 			}
@@ -155,10 +155,10 @@ func TestIssueTokenDoesTheSameWorkForUnknownClientAndWrongSecret(t *testing.T) {
 	acc := w.newAccount(t)
 
 	w.repo.ResetCalls()
-	_, _ = w.issue.Execute(ctx, "no-such-client", "whatever-secret")
+	_, _ = w.issue.Execute(ctx, "no-such-client", "whatever-secret", nil)
 	unknownCalls := fmt.Sprint(w.repo.calls)
 	w.repo.ResetCalls()
-	_, _ = w.issue.Execute(ctx, acc.Credential.ClientID, "whatever-secret")
+	_, _ = w.issue.Execute(ctx, acc.Credential.ClientID, "whatever-secret", nil)
 	wrongCalls := fmt.Sprint(w.repo.calls)
 	if unknownCalls != wrongCalls {
 		t.Errorf("store calls differ: unknown client %s, wrong secret %s", unknownCalls, wrongCalls)
@@ -180,7 +180,7 @@ func BenchmarkIssueTokenRefusal(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				_, _ = w.issue.Execute(ctx, c.clientID, "whatever-secret-of-some-length-0123456789")
+				_, _ = w.issue.Execute(ctx, c.clientID, "whatever-secret-of-some-length-0123456789", nil)
 			}
 		})
 	}
@@ -190,7 +190,7 @@ func TestIssueTokenPassesStoreFailuresOn(t *testing.T) {
 	w := newAuthWorld(t)
 	acc := w.newAccount(t)
 	w.repo.SetFail(ports.ErrUnavailable)
-	_, err := w.issue.Execute(context.Background(), acc.Credential.ClientID, acc.Credential.Secret)
+	_, err := w.issue.Execute(context.Background(), acc.Credential.ClientID, acc.Credential.Secret, nil)
 	if !errors.Is(err, ports.ErrUnavailable) || errors.Is(err, ports.ErrInvalidCredentials) {
 		t.Fatalf("IssueToken with the store down = %v, want ports.ErrUnavailable", err)
 	}
@@ -209,7 +209,7 @@ func TestIssueUpstreamToken(t *testing.T) {
 	uc := application.NewIssueUpstreamToken(w.repo, ex)
 
 	t.Run("accepted credentials of a known client get the upstream token", func(t *testing.T) {
-		grant, err := uc.Execute(ctx, acc.Credential.ClientID, "upstream-secret")
+		grant, err := uc.Execute(ctx, acc.Credential.ClientID, "upstream-secret", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,19 +221,19 @@ func TestIssueUpstreamToken(t *testing.T) {
 		}
 	})
 	t.Run("credentials the upstream refuses are invalid", func(t *testing.T) {
-		if _, err := uc.Execute(ctx, acc.Credential.ClientID, "wrong"); !errors.Is(err, ports.ErrInvalidCredentials) {
+		if _, err := uc.Execute(ctx, acc.Credential.ClientID, "wrong", nil); !errors.Is(err, ports.ErrInvalidCredentials) {
 			t.Fatalf("= %v", err)
 		}
 	})
 	t.Run("a client the upstream knows but pixgate does not is invalid", func(t *testing.T) {
-		if _, err := uc.Execute(ctx, unknownLocally, "upstream-secret"); !errors.Is(err, ports.ErrInvalidCredentials) {
+		if _, err := uc.Execute(ctx, unknownLocally, "upstream-secret", nil); !errors.Is(err, ports.ErrInvalidCredentials) {
 			t.Fatalf("= %v", err)
 		}
 	})
 	t.Run("an upstream that cannot answer is unavailable", func(t *testing.T) {
 		ex.down = true
 		defer func() { ex.down = false }()
-		if _, err := uc.Execute(ctx, acc.Credential.ClientID, "upstream-secret"); !errors.Is(err, ports.ErrUpstreamUnavailable) {
+		if _, err := uc.Execute(ctx, acc.Credential.ClientID, "upstream-secret", nil); !errors.Is(err, ports.ErrUpstreamUnavailable) {
 			t.Fatalf("= %v", err)
 		}
 	})
@@ -241,7 +241,7 @@ func TestIssueUpstreamToken(t *testing.T) {
 		if err := w.disable.Execute(ctx, acc.Account.ID()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := uc.Execute(ctx, acc.Credential.ClientID, "upstream-secret"); !errors.Is(err, ports.ErrInvalidCredentials) {
+		if _, err := uc.Execute(ctx, acc.Credential.ClientID, "upstream-secret", nil); !errors.Is(err, ports.ErrInvalidCredentials) {
 			t.Fatalf("= %v", err)
 		}
 	})
@@ -372,10 +372,10 @@ func TestCreateCredential(t *testing.T) {
 	if stored.AccountID != acc.Account.ID() || !bytes.Equal(stored.SecretHash, w.hasher.Hash(cred.Secret)) || bytes.Contains(stored.SecretHash, []byte(cred.Secret)) {
 		t.Error("the store does not hold the secret's keyed hash only")
 	}
-	if _, err := w.issue.Execute(ctx, cred.ClientID, cred.Secret); err != nil {
+	if _, err := w.issue.Execute(ctx, cred.ClientID, cred.Secret, nil); err != nil {
 		t.Errorf("the new credential obtains no token: %v", err)
 	}
-	if _, err := w.issue.Execute(ctx, acc.Credential.ClientID, acc.Credential.Secret); err != nil {
+	if _, err := w.issue.Execute(ctx, acc.Credential.ClientID, acc.Credential.Secret, nil); err != nil {
 		t.Errorf("the first credential stopped working: %v", err)
 	}
 }
@@ -392,7 +392,7 @@ func TestRevokeCredential(t *testing.T) {
 	if err := w.revokeCred.Execute(ctx, domain.Principal{AccountID: a.Account.ID()}, "unknown"); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("revoking an unknown credential = %v, want domain.ErrNotFound", err)
 	}
-	if _, err := w.issue.Execute(ctx, a.Credential.ClientID, a.Credential.Secret); err != nil {
+	if _, err := w.issue.Execute(ctx, a.Credential.ClientID, a.Credential.Secret, nil); err != nil {
 		t.Fatalf("a's credential was touched: %v", err)
 	}
 	if err := w.revokeCred.Execute(ctx, domain.Principal{AccountID: a.Account.ID()}, a.Credential.ClientID); err != nil {
@@ -425,7 +425,7 @@ func TestCreateAccount(t *testing.T) {
 		if !base64URL43.MatchString(created.Credential.Secret) {
 			t.Errorf("secret %q", created.Credential.Secret)
 		}
-		if _, err := w.issue.Execute(ctx, created.Credential.ClientID, created.Credential.Secret); err != nil {
+		if _, err := w.issue.Execute(ctx, created.Credential.ClientID, created.Credential.Secret, nil); err != nil {
 			t.Errorf("first credential obtains no token: %v", err)
 		}
 	})

@@ -17,22 +17,47 @@ const (
 	ScopeWithdrawalWrite  Scope = "withdrawal:write"
 	// ScopeBalanceRead reads the balance and the ledger's statement.
 	ScopeBalanceRead Scope = "balance:read"
+	// ScopeAccountAdmin manages the account itself: its credentials and its webhook secret.
+	// A token without it cannot mint credentials or learn the secret that signs webhooks.
+	ScopeAccountAdmin Scope = "account:admin"
 )
 
 // AllScopes lists every scope in its canonical order.
 func AllScopes() []Scope {
-	return []Scope{ScopeTransactionRead, ScopeTransactionWrite, ScopeWithdrawalRead, ScopeWithdrawalWrite, ScopeBalanceRead}
+	return []Scope{ScopeTransactionRead, ScopeTransactionWrite, ScopeWithdrawalRead, ScopeWithdrawalWrite,
+		ScopeBalanceRead, ScopeAccountAdmin}
 }
 
-// UpgradeLegacyScopes gives an account stored before balance:read existed what it could do
-// then: the balance was read with transaction:read, so such an account gets balance:read too.
-// Storage adapters call it only for records written before the scope existed, so that nobody
-// is locked out by the upgrade.
-func UpgradeLegacyScopes(scopes []Scope) []Scope {
-	if slices.Contains(scopes, ScopeTransactionRead) && !slices.Contains(scopes, ScopeBalanceRead) {
-		return append(slices.Clone(scopes), ScopeBalanceRead)
+// Revisions of the scope list, for accounts stored by an older version of the program: a
+// stored account records the revision it was written under, and UpgradeLegacyScopes brings it
+// to the current one.
+const (
+	// ScopesOriginal: the first four scopes; the balance was read with transaction:read and
+	// any token could manage credentials and the webhook secret.
+	ScopesOriginal = 0
+	// ScopesWithBalance added balance:read.
+	ScopesWithBalance = 1
+	// ScopesWithAccountAdmin added account:admin.
+	ScopesWithAccountAdmin = 2
+	// ScopesCurrent is the revision this program writes.
+	ScopesCurrent = ScopesWithAccountAdmin
+)
+
+// UpgradeLegacyScopes gives an account stored under an older revision of the scope list what
+// it could do then, so that nobody is locked out by an upgrade: before balance:read existed the
+// balance was read with transaction:read, so such an account gets balance:read; before
+// account:admin existed every token could manage credentials and the webhook secret, so every
+// such account gets account:admin. Storage adapters call it with the revision the record was
+// written under; a current record is returned as it is.
+func UpgradeLegacyScopes(scopes []Scope, revision int) []Scope {
+	out := slices.Clone(scopes)
+	if revision < ScopesWithBalance && slices.Contains(out, ScopeTransactionRead) && !slices.Contains(out, ScopeBalanceRead) {
+		out = append(out, ScopeBalanceRead)
 	}
-	return scopes
+	if revision < ScopesWithAccountAdmin && !slices.Contains(out, ScopeAccountAdmin) {
+		out = append(out, ScopeAccountAdmin)
+	}
+	return out
 }
 
 // ParseScope accepts exactly one of AllScopes.
@@ -43,6 +68,27 @@ func ParseScope(s string) (Scope, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown scope %q", s)
+}
+
+// ParseRequestedScopes reads the scope parameter of a token request: scopes separated by
+// spaces (RFC 6749) or commas (pixgate's own token responses), in any order, repeats ignored.
+// An unknown scope is an error naming it; a parameter holding no scope at all is an error too,
+// since a token that may do nothing is never what a client meant.
+func ParseRequestedScopes(s string) ([]Scope, error) {
+	var out []Scope
+	for part := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == ' ' || r == ',' }) {
+		sc, err := ParseScope(part)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no scope requested")
+	}
+	return out, nil
 }
 
 // ParseScopes reads a comma-separated scope list; an empty string is an error.
@@ -147,6 +193,15 @@ func (a *Account) RotateWebhookSecret(next string, now time.Time, overlap time.D
 	a.webhook = WebhookSecrets{Current: next, Previous: a.webhook.Current, PreviousExpiresAt: &until}
 }
 
+// MaxActiveCredentials is how many credentials that are not revoked an account may hold: enough
+// to rotate secrets across a few services, few enough that a leaked admin token cannot mint a
+// pile of permanent ones.
+const MaxActiveCredentials = 10
+
+// CredentialUseInterval is how stale LastUsedAt may be: a token request records the use only
+// when the recorded one is older, so that a busy credential costs at most one write a minute.
+const CredentialUseInterval = time.Minute
+
 // Credential is one client_id/client_secret pair of an account. Only a keyed hash of the secret
 // is kept.
 type Credential struct {
@@ -155,6 +210,15 @@ type Credential struct {
 	SecretHash []byte
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
+	// LastUsedAt is when a token was last issued with the credential, to within
+	// CredentialUseInterval; nil when none was.
+	LastUsedAt *time.Time
+}
+
+// UseIsStale tells whether a token issued at now should record the use: none is recorded yet,
+// or the recorded one is CredentialUseInterval old.
+func (c Credential) UseIsStale(now time.Time) bool {
+	return c.LastUsedAt == nil || now.Sub(*c.LastUsedAt) >= CredentialUseInterval
 }
 
 // Revoked tells whether the credential has been revoked.

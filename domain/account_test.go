@@ -40,7 +40,7 @@ func TestParseScopes(t *testing.T) {
 			[]domain.Scope{domain.ScopeTransactionRead, domain.ScopeTransactionWrite}},
 		{"a repeated scope is kept once", "transaction:read,transaction:read,withdrawal:read",
 			[]domain.Scope{domain.ScopeTransactionRead, domain.ScopeWithdrawalRead}},
-		{"every scope is read", "transaction:read,transaction:write,withdrawal:read,withdrawal:write,balance:read", domain.AllScopes()},
+		{"every scope is read", "transaction:read,transaction:write,withdrawal:read,withdrawal:write,balance:read,account:admin", domain.AllScopes()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := domain.ParseScopes(c.in)
@@ -65,7 +65,7 @@ func TestParseScopes(t *testing.T) {
 }
 
 func TestJoinScopes(t *testing.T) {
-	if got := domain.JoinScopes(domain.AllScopes()); got != "transaction:read,transaction:write,withdrawal:read,withdrawal:write,balance:read" {
+	if got := domain.JoinScopes(domain.AllScopes()); got != "transaction:read,transaction:write,withdrawal:read,withdrawal:write,balance:read,account:admin" {
 		t.Fatalf("JoinScopes(AllScopes()) = %q", got)
 	}
 	if got := domain.JoinScopes(nil); got != "" {
@@ -238,21 +238,72 @@ func TestCredentialAndPrincipal(t *testing.T) {
 }
 
 func TestUpgradeLegacyScopes(t *testing.T) {
+	const (
+		tr    = domain.ScopeTransactionRead
+		ww    = domain.ScopeWithdrawalWrite
+		bal   = domain.ScopeBalanceRead
+		admin = domain.ScopeAccountAdmin
+	)
 	for _, c := range []struct {
 		name     string
+		revision int
 		in, want []domain.Scope
 	}{
-		{"a reader of transactions read the balance before: it keeps reading it",
-			[]domain.Scope{domain.ScopeTransactionRead}, []domain.Scope{domain.ScopeTransactionRead, domain.ScopeBalanceRead}},
+		{"a reader of transactions read the balance before: it keeps reading it, and keeps managing itself",
+			domain.ScopesOriginal, []domain.Scope{tr}, []domain.Scope{tr, bal, admin}},
 		{"an account without transaction:read never read the balance and does not start to",
-			[]domain.Scope{domain.ScopeWithdrawalWrite}, []domain.Scope{domain.ScopeWithdrawalWrite}},
-		{"an account with balance:read already is left as it is",
-			[]domain.Scope{domain.ScopeTransactionRead, domain.ScopeBalanceRead}, []domain.Scope{domain.ScopeTransactionRead, domain.ScopeBalanceRead}},
+			domain.ScopesOriginal, []domain.Scope{ww}, []domain.Scope{ww, admin}},
+		{"an account stored with balance:read keeps its scopes and gets account:admin, which every token had",
+			domain.ScopesWithBalance, []domain.Scope{ww}, []domain.Scope{ww, admin}},
+		{"an account stored under the current revision is left as it is, account:admin or not",
+			domain.ScopesCurrent, []domain.Scope{tr, bal}, []domain.Scope{tr, bal}},
+		{"an account holding the scopes already gets no repeats",
+			domain.ScopesOriginal, []domain.Scope{tr, bal, admin}, []domain.Scope{tr, bal, admin}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := domain.UpgradeLegacyScopes(c.in); !slices.Equal(got, c.want) {
-				t.Fatalf("UpgradeLegacyScopes(%v) = %v, want %v", c.in, got, c.want)
+			if got := domain.UpgradeLegacyScopes(c.in, c.revision); !slices.Equal(got, c.want) {
+				t.Fatalf("UpgradeLegacyScopes(%v, %d) = %v, want %v", c.in, c.revision, got, c.want)
 			}
 		})
+	}
+}
+
+func TestParseRequestedScopes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   string
+		want []domain.Scope
+		ok   bool
+	}{
+		{"space-separated scopes, as RFC 6749 writes them", "transaction:read balance:read",
+			[]domain.Scope{domain.ScopeTransactionRead, domain.ScopeBalanceRead}, true},
+		{"comma-separated scopes, as pixgate's token response writes them", "balance:read,transaction:read",
+			[]domain.Scope{domain.ScopeBalanceRead, domain.ScopeTransactionRead}, true},
+		{"mixed separators and repeats", " account:admin, account:admin  balance:read ",
+			[]domain.Scope{domain.ScopeAccountAdmin, domain.ScopeBalanceRead}, true},
+		{"an unknown scope is refused", "transaction:read admin", nil, false},
+		{"a scope in the wrong case is unknown", "Transaction:Read", nil, false},
+		{"an empty parameter asks for nothing and is refused", " , ", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := domain.ParseRequestedScopes(c.in)
+			if (err == nil) != c.ok || !slices.Equal(got, c.want) {
+				t.Fatalf("ParseRequestedScopes(%q) = %v, %v; want %v (ok %v)", c.in, got, err, c.want, c.ok)
+			}
+		})
+	}
+}
+
+func TestCredentialUseIsStale(t *testing.T) {
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	recent, old := now.Add(-59*time.Second), now.Add(-time.Minute)
+	if !(domain.Credential{}).UseIsStale(now) {
+		t.Error("a credential never used should record its first use")
+	}
+	if (domain.Credential{LastUsedAt: &recent}).UseIsStale(now) {
+		t.Error("a use recorded 59 s ago should not be written again")
+	}
+	if !(domain.Credential{LastUsedAt: &old}).UseIsStale(now) {
+		t.Error("a use recorded a minute ago should be written again")
 	}
 }

@@ -14,6 +14,9 @@ var (
 	ErrInsufficientBalance = errors.New("insufficient balance")
 	// ErrAccountDisabled: the client account exists but may not act.
 	ErrAccountDisabled = errors.New("account disabled")
+	// ErrCredentialLimit: the account already holds MaxActiveCredentials credentials that are
+	// not revoked; one must be revoked before another is created.
+	ErrCredentialLimit = errors.New("credential limit reached")
 )
 
 // InvalidTransitionError reports a status change the state machine refuses. It carries the

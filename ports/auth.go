@@ -33,7 +33,10 @@ type AccountRepository interface {
 
 	// CreateCredential stores a credential of an existing account. A credential with the same
 	// client id (of any account, revoked or not): ErrDuplicate. Unknown account:
-	// domain.ErrNotFound.
+	// domain.ErrNotFound. An account that already holds domain.MaxActiveCredentials
+	// credentials that are not revoked: domain.ErrCredentialLimit, nothing stored. The cap
+	// holds under concurrent creations, from any number of instances: two creations racing
+	// for the last place never both succeed.
 	CreateCredential(ctx context.Context, credential domain.Credential) error
 
 	// GetCredential returns the credential with clientID, revoked ones included (RevokedAt is
@@ -43,6 +46,11 @@ type AccountRepository interface {
 	// ListCredentials returns the account's credentials, revoked ones included, oldest first
 	// (ties by client id). An unknown account has none: an empty list, no error.
 	ListCredentials(ctx context.Context, accountID string) ([]domain.Credential, error)
+
+	// RecordCredentialUse sets the credential's LastUsedAt to at, unless it already holds a
+	// later time (concurrent token requests cannot move it backwards). Unknown client id:
+	// domain.ErrNotFound. It is one small write; callers limit how often they make it.
+	RecordCredentialUse(ctx context.Context, clientID string, at time.Time) error
 
 	// RevokeCredential marks the account's credential clientID revoked at at. A client id that
 	// is unknown or belongs to another account: domain.ErrNotFound, nothing changed. Revoking
@@ -107,10 +115,11 @@ type UpstreamToken struct {
 // CredentialExchanger trades client credentials for an access token at an upstream OpenID
 // Connect provider (the client-credentials grant).
 //
-// Exchange is safe for concurrent use. The upstream refusing the credentials answers
-// ErrInvalidCredentials; the upstream unreachable, too slow, failing or answering something
-// that is not a token response answers ErrUpstreamUnavailable. Neither error carries the
-// secret.
+// Exchange is safe for concurrent use. scopes, when not empty, are the scopes the client asked
+// for, passed on to the upstream (which may grant fewer, or refuse). The upstream refusing the
+// credentials answers ErrInvalidCredentials, refusing the scopes ErrInvalidScope; the upstream
+// unreachable, too slow, failing or answering something that is not a token response answers
+// ErrUpstreamUnavailable. No error carries the secret.
 type CredentialExchanger interface {
-	Exchange(ctx context.Context, clientID, clientSecret string) (UpstreamToken, error)
+	Exchange(ctx context.Context, clientID, clientSecret string, scopes []domain.Scope) (UpstreamToken, error)
 }

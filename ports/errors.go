@@ -27,6 +27,11 @@ var (
 	// secret, revoked credential or disabled account, all alike. It maps to 401 invalid_client.
 	ErrInvalidCredentials = errors.New("invalid client credentials")
 
+	// ErrInvalidScope: a token request asked for a scope the client may not have (the account
+	// does not hold it, or the upstream provider refused it). Asked only after the client proved
+	// its secret, so that it tells nothing to a stranger. It maps to 400 invalid_scope.
+	ErrInvalidScope = errors.New("invalid scope")
+
 	// ErrUpstreamUnavailable: the upstream authentication provider could not be reached, timed
 	// out, failed (5xx) or answered something that is not a token response. It maps to 502.
 	ErrUpstreamUnavailable = errors.New("upstream authentication provider unavailable")

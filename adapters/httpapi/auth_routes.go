@@ -20,21 +20,36 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// TokenGranter trades client credentials for an access token: application.IssueToken, or
-// application.IssueUpstreamToken when an upstream OpenID Connect provider judges them.
-// Errors: ports.ErrInvalidCredentials (401), ports.ErrUpstreamUnavailable (502),
-// ports.ErrUnavailable (503).
+// TokenGranter trades client credentials for an access token carrying the requested scopes
+// (none: every scope of the account): application.IssueToken, or application.IssueUpstreamToken
+// when an upstream OpenID Connect provider judges them. Errors: ports.ErrInvalidCredentials
+// (401), ports.ErrInvalidScope (400), ports.ErrUpstreamUnavailable (502), ports.ErrUnavailable
+// (503).
 type TokenGranter interface {
-	Execute(ctx context.Context, clientID, clientSecret string) (application.TokenGrant, error)
+	Execute(ctx context.Context, clientID, clientSecret string, scopes []domain.Scope) (application.TokenGrant, error)
 }
 
 // AuthDeps are the use cases of the authentication routes. A nil field leaves its routes out.
 type AuthDeps struct {
-	Token TokenGranter // POST and GET /auth/token
+	// Token serves POST and GET /auth/token, POST /oauth/token and the authorization server
+	// metadata (GET /.well-known/oauth-authorization-server).
+	Token TokenGranter
+	// Issuer is the iss of the tokens, named as issuer by the metadata.
+	Issuer string
+	// PublicURL, when it is an http(s) URL, is where the metadata says the endpoints are (the
+	// address clients use behind a proxy); otherwise they are under the scheme and host the
+	// request came to.
+	PublicURL string
+	// JWKSURI is the metadata's jwks_uri when the tokens are not pixgate's own (an upstream
+	// provider's); empty names pixgate's /.well-known/jwks.json.
+	JWKSURI string
+	// Limits slow down token requests; nil limits nothing.
+	Limits *TokenLimits
 	// JWKS is the JSON Web Key Set document of the token verification keys, served as is at
 	// GET /.well-known/jwks.json (jwtauth.Verifier.JWKS).
 	JWKS                []byte
 	CreateCredential    *application.CreateCredential    // POST /auth/credentials
+	ListCredentials     *application.ListCredentials     // GET /auth/credentials
 	RevokeCredential    *application.RevokeCredential    // DELETE /auth/credentials/{clientId}
 	GetWebhookSecret    *application.GetWebhookSecret    // GET /webhook/secret
 	RotateWebhookSecret *application.RotateWebhookSecret // POST /webhook/secret/rotate
@@ -44,27 +59,37 @@ type AuthDeps struct {
 func (s *Server) authRoutes(r *mux.Router) {
 	d := s.deps.Auth
 	if d.Token != nil {
-		r.Name("auth.token").Methods(http.MethodPost).Path("/auth/token").HandlerFunc(s.postToken)
-		r.Name("auth.token.get").Methods(http.MethodGet).Path("/auth/token").HandlerFunc(s.getToken)
+		r.Name("auth.token").Methods(http.MethodPost).Path("/auth/token").HandlerFunc(s.tokenGuard(s.postToken(documentStyle)))
+		r.Name("auth.token.get").Methods(http.MethodGet).Path("/auth/token").HandlerFunc(s.tokenGuard(s.getToken))
+		r.Name("oauth.token").Methods(http.MethodPost).Path("/oauth/token").HandlerFunc(s.tokenGuard(s.postToken(rfc6749Style)))
+		r.Name("oauth.metadata").Methods(http.MethodGet).Path("/.well-known/oauth-authorization-server").HandlerFunc(s.oauthMetadata)
 	}
 	if d.JWKS != nil {
 		r.Name("auth.jwks").Methods(http.MethodGet).Path("/.well-known/jwks.json").HandlerFunc(s.jwks)
 	}
+	// Credentials and the webhook secret are the keys to the account: a token that lacks
+	// account:admin (a reporting job's, say) can neither mint permanent credentials nor learn
+	// the secret that signs webhooks.
+	admin := domain.ScopeAccountAdmin
 	if d.CreateCredential != nil {
 		r.Name("auth.credentials.create").Methods(http.MethodPost).Path("/auth/credentials").
-			Handler(s.authed("", s.createCredential))
+			Handler(s.authed(admin, s.createCredential))
+	}
+	if d.ListCredentials != nil {
+		r.Name("auth.credentials.list").Methods(http.MethodGet).Path("/auth/credentials").
+			Handler(s.authed(admin, s.listCredentials))
 	}
 	if d.RevokeCredential != nil {
 		r.Name("auth.credentials.revoke").Methods(http.MethodDelete).Path("/auth/credentials/{clientId}").
-			Handler(s.authed("", s.revokeCredential))
+			Handler(s.authed(admin, s.revokeCredential))
 	}
 	if d.GetWebhookSecret != nil {
 		r.Name("webhook.secret.get").Methods(http.MethodGet).Path("/webhook/secret").
-			Handler(s.authed("", s.getWebhookSecret))
+			Handler(s.authed(admin, s.getWebhookSecret))
 	}
 	if d.RotateWebhookSecret != nil {
 		r.Name("webhook.secret.rotate").Methods(http.MethodPost).Path("/webhook/secret/rotate").
-			Handler(s.authed("", s.rotateWebhookSecret))
+			Handler(s.authed(admin, s.rotateWebhookSecret))
 	}
 }
 
@@ -78,6 +103,7 @@ var tokenErrorTable = []struct {
 	detail string
 }{
 	{ports.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_client", "invalid client credentials"},
+	{ports.ErrInvalidScope, http.StatusBadRequest, "invalid_scope", "the client may not have every scope it asked for"},
 	{ports.ErrUpstreamUnavailable, http.StatusBadGateway, "temporarily_unavailable", "the authentication provider cannot be reached; retry later"},
 	{ports.ErrUnavailable, http.StatusServiceUnavailable, "temporarily_unavailable", "the service is temporarily unavailable; retry later"},
 }
@@ -87,6 +113,25 @@ const (
 	maxClientIDLength     = 256
 	maxClientSecretLength = 1024
 )
+
+// tokenStyle is how a token endpoint writes its answer.
+type tokenStyle int
+
+const (
+	// documentStyle is /auth/token's, as the interface document has it: expires_in is the Unix
+	// time of expiry and scope comma-separated, with Keycloak's extra fields.
+	documentStyle tokenStyle = iota
+	// rfc6749Style is /oauth/token's, what OAuth client libraries expect: expires_in is the
+	// lifetime in seconds and scope space-separated (RFC 6749 sections 3.3 and 5.1).
+	rfc6749Style
+)
+
+type oauthTokenView struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"` // lifetime in seconds
+	Scope       string `json:"scope"`
+}
 
 type authTokenView struct {
 	AccessToken      string `json:"access_token"`
@@ -121,9 +166,13 @@ func invalidTokenRequest(w http.ResponseWriter, description string) {
 	writeTokenError(w, http.StatusBadRequest, "invalid_request", description, false)
 }
 
-// postToken is POST /auth/token: a form body with the grant type and, unless they come in an
-// HTTP Basic header, the client credentials.
-func (s *Server) postToken(w http.ResponseWriter, r *http.Request) {
+// postToken is POST /auth/token and POST /oauth/token: a form body with the grant type, the
+// optional scope and, unless they come in an HTTP Basic header, the client credentials.
+func (s *Server) postToken(style tokenStyle) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.postTokenAs(w, r, style) }
+}
+
+func (s *Server) postTokenAs(w http.ResponseWriter, r *http.Request, style tokenStyle) {
 	query, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil || query.Has("client_secret") {
 		invalidTokenRequest(w, "credentials must not be sent in the query string")
@@ -151,7 +200,7 @@ func (s *Server) postToken(w http.ResponseWriter, r *http.Request) {
 		invalidTokenRequest(w, "the form body is malformed")
 		return
 	}
-	s.grantToken(w, r, form, false)
+	s.grantToken(w, r, form, false, style)
 }
 
 // getToken is GET /auth/token: credentials in an HTTP Basic header only, since a query string
@@ -166,12 +215,12 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
 		invalidTokenRequest(w, "client_secret must not be sent in the query string; use an HTTP Basic header")
 		return
 	}
-	s.grantToken(w, r, query, true)
+	s.grantToken(w, r, query, true, documentStyle)
 }
 
 // grantToken checks the token request's parameters, reads the credentials and answers the
 // token or the RFC 6749 error.
-func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.Values, basicOnly bool) {
+func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.Values, basicOnly bool, style tokenStyle) {
 	for name, values := range params {
 		if len(values) > 1 {
 			invalidTokenRequest(w, fmt.Sprintf("parameter %s is repeated", safeParamName(name)))
@@ -228,8 +277,19 @@ func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.V
 		invalidTokenRequest(w, "client_id or client_secret is too long")
 		return
 	}
+	var scopes []domain.Scope
+	if params.Has("scope") {
+		if scopes, err = domain.ParseRequestedScopes(params.Get("scope")); err != nil {
+			writeTokenError(w, http.StatusBadRequest, "invalid_scope",
+				"scope must name one or more of "+strings.Join(scopeNames(), " ")+", separated by spaces or commas", false)
+			return
+		}
+	}
+	if !s.allowClient(w, clientID) {
+		return
+	}
 
-	grant, err := s.deps.Auth.Token.Execute(r.Context(), clientID, secret)
+	grant, err := s.deps.Auth.Token.Execute(r.Context(), clientID, secret, scopes)
 	if err != nil {
 		for _, e := range tokenErrorTable {
 			if errors.Is(err, e.err) {
@@ -246,6 +306,15 @@ func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.V
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
+	if style == rfc6749Style {
+		writeJSON(w, http.StatusOK, oauthTokenView{
+			AccessToken: grant.AccessToken,
+			TokenType:   "Bearer",
+			ExpiresIn:   int64(grant.Lifetime / time.Second),
+			Scope:       strings.Join(scopeStrings(grant.Scopes), " "),
+		})
+		return
+	}
 	writeJSON(w, http.StatusOK, authTokenView{
 		AccessToken:  grant.AccessToken,
 		ExpiresIn:    grant.ExpiresAt.Unix(),
@@ -295,6 +364,58 @@ func safeParamName(name string) string {
 	return fmt.Sprintf("%q", name)
 }
 
+func scopeStrings(scopes []domain.Scope) []string {
+	out := make([]string, len(scopes))
+	for i, sc := range scopes {
+		out[i] = string(sc)
+	}
+	return out
+}
+
+func scopeNames() []string { return scopeStrings(domain.AllScopes()) }
+
+type oauthMetadataView struct {
+	Issuer                            string   `json:"issuer"`
+	TokenEndpoint                     string   `json:"token_endpoint"`
+	JWKSURI                           string   `json:"jwks_uri"`
+	GrantTypesSupported               []string `json:"grant_types_supported"`
+	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	ScopesSupported                   []string `json:"scopes_supported"`
+	ResponseTypesSupported            []string `json:"response_types_supported"`
+}
+
+// oauthMetadata is GET /.well-known/oauth-authorization-server (RFC 8414): where OAuth clients
+// find the token endpoint, the keys and the scopes. It needs no token.
+func (s *Server) oauthMetadata(w http.ResponseWriter, r *http.Request) {
+	base := s.publicBase(r)
+	jwks := s.deps.Auth.JWKSURI
+	if jwks == "" {
+		jwks = base + "/.well-known/jwks.json"
+	}
+	writeJSON(w, http.StatusOK, oauthMetadataView{
+		Issuer:                            s.deps.Auth.Issuer,
+		TokenEndpoint:                     base + "/oauth/token",
+		JWKSURI:                           jwks,
+		GrantTypesSupported:               []string{"client_credentials"},
+		TokenEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post"},
+		ScopesSupported:                   scopeNames(),
+		ResponseTypesSupported:            []string{}, // no authorization endpoint
+	})
+}
+
+// publicBase is the URL the endpoints are under: PublicURL when it is an http(s) URL,
+// otherwise the scheme and host the request came to.
+func (s *Server) publicBase(r *http.Request) string {
+	if u, err := url.Parse(s.deps.Auth.PublicURL); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+		return strings.TrimSuffix(u.String(), "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
 // jwks is GET /.well-known/jwks.json; it needs no token and ignores one sent.
 func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
@@ -317,6 +438,31 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, authCredentialView{ClientID: cred.ClientID, ClientSecret: cred.Secret, CreatedAt: isoTime(cred.CreatedAt)})
+}
+
+type credentialListItemView struct {
+	ClientID   string   `json:"client_id"`
+	CreatedAt  isoTime  `json:"createdAt"`
+	LastUsedAt *isoTime `json:"lastUsedAt"`
+	RevokedAt  *isoTime `json:"revokedAt"`
+}
+
+// listCredentials is GET /auth/credentials: the account's credentials, newest first, without
+// secrets.
+func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) {
+	creds, err := s.deps.Auth.ListCredentials.Execute(r.Context(), principalFrom(r.Context()))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := struct {
+		Data []credentialListItemView `json:"data"`
+	}{Data: make([]credentialListItemView, 0, len(creds))}
+	for _, c := range creds {
+		out.Data = append(out.Data, credentialListItemView{ClientID: c.ClientID, CreatedAt: isoTime(c.CreatedAt),
+			LastUsedAt: isoPtr(c.LastUsedAt), RevokedAt: isoPtr(c.RevokedAt)})
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // revokeCredential is DELETE /auth/credentials/{clientId}: 204, or 404 for another account's

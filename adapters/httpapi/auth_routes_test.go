@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -13,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -143,8 +145,22 @@ func (s *authTestAccounts) GetCredential(_ context.Context, clientID string) (do
 	return c, nil
 }
 
-func (s *authTestAccounts) ListCredentials(context.Context, string) ([]domain.Credential, error) {
-	return nil, errors.New("not used by the routes")
+func (s *authTestAccounts) ListCredentials(_ context.Context, accountID string) ([]domain.Credential, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	out := []domain.Credential{}
+	for _, c := range s.credentials {
+		if c.AccountID == accountID {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Credential) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ClientID, b.ClientID))
+	})
+	return out, nil
 }
 
 func (s *authTestAccounts) RevokeCredential(_ context.Context, accountID, clientID string, at time.Time) error {
@@ -158,6 +174,21 @@ func (s *authTestAccounts) RevokeCredential(_ context.Context, accountID, client
 		return domain.ErrNotFound
 	}
 	c.RevokedAt = &at
+	s.credentials[clientID] = c
+	return nil
+}
+
+func (s *authTestAccounts) RecordCredentialUse(_ context.Context, clientID string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	c, ok := s.credentials[clientID]
+	if !ok {
+		return domain.ErrNotFound
+	}
+	c.LastUsedAt = &at
 	s.credentials[clientID] = c
 	return nil
 }
@@ -191,7 +222,7 @@ func (t *authTestTokens) Verify(_ context.Context, raw string) (ports.TokenClaim
 // authFailingGranter answers every token request with err.
 type authFailingGranter struct{ err error }
 
-func (g authFailingGranter) Execute(context.Context, string, string) (application.TokenGrant, error) {
+func (g authFailingGranter) Execute(context.Context, string, string, []domain.Scope) (application.TokenGrant, error) {
 	return application.TokenGrant{}, g.err
 }
 
@@ -238,6 +269,7 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 			Token:               granter,
 			JWKS:                []byte(authTestJWKS),
 			CreateCredential:    application.NewCreateCredential(accounts, ids, clock, hasher),
+			ListCredentials:     application.NewListCredentials(accounts),
 			RevokeCredential:    application.NewRevokeCredential(accounts, clock),
 			GetWebhookSecret:    application.NewGetWebhookSecret(accounts, clock),
 			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock),
@@ -487,8 +519,10 @@ var authCreatedAtFormat = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\
 
 func TestCredentialRoutes(t *testing.T) {
 	s := newAuthServer(t, nil)
-	acc := s.account(domain.ScopeWithdrawalRead) // scopes do not matter for credentials
+	acc := s.account(domain.ScopeWithdrawalRead, domain.ScopeAccountAdmin)
 	tok := s.token(acc.Credential)
+	reader := s.account(domain.ScopeWithdrawalRead, domain.ScopeTransactionRead, domain.ScopeBalanceRead)
+	readerTok := s.token(reader.Credential)
 
 	t.Run("create401 without a token", func(t *testing.T) {
 		r := s.do(http.MethodPost, "/auth/credentials", nil, "")
@@ -496,9 +530,26 @@ func TestCredentialRoutes(t *testing.T) {
 			t.Fatalf("%d %v", r.status, r.header)
 		}
 	})
+	for _, route := range []struct{ method, path string }{
+		{http.MethodPost, "/auth/credentials"}, {http.MethodGet, "/auth/credentials"},
+		{http.MethodDelete, "/auth/credentials/" + reader.Credential.ClientID},
+		{http.MethodGet, "/webhook/secret"}, {http.MethodPost, "/webhook/secret/rotate"},
+	} {
+		t.Run(route.method+" "+route.path+" 403 insufficient_scope for a token without account:admin", func(t *testing.T) {
+			r := s.do(route.method, route.path, authBearer(readerTok), "")
+			if r.status != 403 || r.json(t)["code"] != "insufficient_scope" ||
+				r.header.Get("WWW-Authenticate") != `Bearer error="insufficient_scope", scope="account:admin"` {
+				t.Fatalf("%d %s %v", r.status, r.body, r.header)
+			}
+		})
+	}
+	if c, err := s.accounts.GetCredential(context.Background(), reader.Credential.ClientID); err != nil || c.Revoked() {
+		t.Fatalf("the refused revocation changed the credential: %+v, %v", c, err)
+	}
 
 	var created application.NewCredential
 	t.Run("create201 shows the new secret once", func(t *testing.T) {
+		s.clock.advance(time.Second)
 		r := s.do(http.MethodPost, "/auth/credentials", authBearer(tok), "")
 		if r.status != 201 || r.header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("%d %s %v", r.status, r.body, r.header)
@@ -518,6 +569,32 @@ func TestCredentialRoutes(t *testing.T) {
 	t.Run("the new credential obtains tokens beside the first", func(t *testing.T) {
 		_ = s.token(created)
 		_ = s.token(acc.Credential)
+	})
+
+	t.Run("list200 shows both credentials newest first, without secrets", func(t *testing.T) {
+		r := s.do(http.MethodGet, "/auth/credentials", authBearer(tok), "")
+		if r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		var body struct {
+			Data []map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil || len(body.Data) != 2 {
+			t.Fatalf("%v: %s", err, r.body)
+		}
+		if strings.Contains(string(r.body), created.Secret) || strings.Contains(string(r.body), "secret") {
+			t.Fatalf("the list shows a secret: %s", r.body)
+		}
+		ids := []any{body.Data[0]["client_id"], body.Data[1]["client_id"]}
+		if ids[0] != created.ClientID || ids[1] != acc.Credential.ClientID {
+			t.Fatalf("client ids %v, want the newest (%s) first", ids, created.ClientID)
+		}
+		for _, item := range body.Data {
+			if len(item) != 4 || item["revokedAt"] != nil || !authCreatedAtFormat.MatchString(item["createdAt"].(string)) ||
+				!authCreatedAtFormat.MatchString(item["lastUsedAt"].(string)) {
+				t.Fatalf("item %v: want client_id, createdAt, lastUsedAt (tokens were issued) and revokedAt null", item)
+			}
+		}
 	})
 
 	other := s.account()

@@ -27,6 +27,8 @@ var errorTable = []struct {
 	{domain.ErrRefundNotAllowed, http.StatusUnprocessableEntity, "refund_not_allowed",
 		"a transaction may be refunded up to 90 days after its payment"},
 	{domain.ErrAccountDisabled, http.StatusForbidden, "forbidden", "the client account is disabled"},
+	{domain.ErrCredentialLimit, http.StatusUnprocessableEntity, "limit_exceeded",
+		fmt.Sprintf("the account already holds %d credentials that are not revoked; revoke one before creating another", domain.MaxActiveCredentials)},
 	{application.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "the idempotency key was used with a different request"},
 	{ports.ErrInvalidToken, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"},
 	{ports.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the service is temporarily unavailable; retry later"},

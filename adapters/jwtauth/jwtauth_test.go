@@ -1,6 +1,7 @@
 package jwtauth_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -275,6 +276,20 @@ func TestVerifyRefusesAttacks(t *testing.T) {
 			parts := strings.Split(good, ".")
 			parts[0] = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"RS256","kid":"` + kid + `","typ":"JWT","x":1}`))
 			return strings.Join(parts, ".")
+		}},
+		{"a signature with a flipped trailing base64 bit (the same bytes to a lenient decoder) is refused", func(t *testing.T) string {
+			return flipTrailingBit(t, forge(t, jwt.SigningMethodRS256, own, kid, goodClaims()))
+		}},
+		{"a token with a crit header, rightly signed, is refused", func(t *testing.T) string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, goodClaims())
+			tok.Header["kid"] = kid
+			tok.Header["crit"] = []string{"b64"}
+			tok.Header["b64"] = true
+			raw, err := tok.SignedString(own)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw
 		}},
 		{"a token without its signature is refused", func(t *testing.T) string {
 			good := forge(t, jwt.SigningMethodRS256, own, kid, goodClaims())
@@ -603,4 +618,22 @@ func mustMarshalPKIX(t *testing.T, pub *rsa.PublicKey) []byte {
 		t.Fatal(err)
 	}
 	return der
+}
+
+// flipTrailingBit sets the lowest bit of the signature's last base64url character. An RS256
+// signature of 2048 bits takes 342 characters, whose last 4 bits are padding: a lenient decoder
+// reads the changed text as the very same signature.
+func flipTrailingBit(t *testing.T, token string) string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	dot := strings.LastIndex(token, ".")
+	sig := token[dot+1:]
+	last := strings.IndexByte(alphabet, sig[len(sig)-1])
+	flipped := sig[:len(sig)-1] + string(alphabet[last^1])
+	a, errA := base64.RawURLEncoding.DecodeString(sig)
+	b, errB := base64.RawURLEncoding.DecodeString(flipped)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Fatalf("the flipped signature does not decode leniently to the same bytes: %v, %v", errA, errB)
+	}
+	return token[:dot+1] + flipped
 }

@@ -81,6 +81,9 @@ func NewVerifier(cfg Config, opts VerifierOptions, keys ...*rsa.PublicKey) (*Ver
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(opts.Leeway),
+		// A segment decodes one way only: a signature with non-zero padding bits (a flipped
+		// trailing base64 bit) is refused, not read as the same bytes.
+		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Clock.Now),
 	)
 	if opts.CacheSize > 0 {
@@ -142,6 +145,11 @@ func (v *Verifier) Verify(_ context.Context, raw string) (ports.TokenClaims, err
 // keyFor picks the verification key named by the token's kid; a token without a known kid is
 // refused before any signature work.
 func (v *Verifier) keyFor(t *jwt.Token) (any, error) {
+	// RFC 7515 section 4.1.11: a recipient must refuse a token whose crit header names
+	// extensions it does not understand; pixgate understands none.
+	if _, ok := t.Header["crit"]; ok {
+		return nil, errors.New("token has a crit header")
+	}
 	kid, ok := t.Header["kid"].(string)
 	if !ok || kid == "" {
 		return nil, errors.New("token has no kid")

@@ -122,7 +122,37 @@ func (s *Accounts) CreateCredential(ctx context.Context, credential domain.Crede
 	if _, ok := s.credentials[credential.ClientID]; ok {
 		return fmt.Errorf("credential %s: %w", credential.ClientID, ports.ErrDuplicate)
 	}
+	// Counted under the same lock that stores: concurrent creations cannot both see room.
+	active := 0
+	for _, c := range s.credentials {
+		if c.AccountID == credential.AccountID && !c.Revoked() {
+			active++
+		}
+	}
+	if active >= domain.MaxActiveCredentials && !credential.Revoked() {
+		return fmt.Errorf("account %s: %w", credential.AccountID, domain.ErrCredentialLimit)
+	}
 	s.credentials[credential.ClientID] = s.copyCredential(credential)
+	return nil
+}
+
+// RecordCredentialUse implements ports.AccountRepository.
+func (s *Accounts) RecordCredentialUse(ctx context.Context, clientID string, at time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.credentials[clientID]
+	if !ok {
+		return fmt.Errorf("credential: %w", domain.ErrNotFound)
+	}
+	if c.LastUsedAt != nil && !c.LastUsedAt.Before(at) {
+		return nil
+	}
+	at = at.UTC()
+	c.LastUsedAt = &at
+	s.credentials[clientID] = c
 	return nil
 }
 
@@ -199,6 +229,10 @@ func (*Accounts) copyCredential(c domain.Credential) domain.Credential {
 	if c.RevokedAt != nil {
 		t := *c.RevokedAt
 		c.RevokedAt = &t
+	}
+	if c.LastUsedAt != nil {
+		t := *c.LastUsedAt
+		c.LastUsedAt = &t
 	}
 	return c
 }

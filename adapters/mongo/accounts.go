@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -101,6 +102,16 @@ func (r *AccountRepository) UpdateAccount(ctx context.Context, id string, fn fun
 
 // CreateCredential inserts a credential of an existing account. Accounts are never deleted,
 // so checking first and inserting after cannot attach a credential to a vanished account.
+//
+// The cap on active credentials rests on the unique index over slot, which MongoDB and
+// FerretDB both enforce atomically: a new credential claims the lowest free slot of its
+// account, and of two creations racing for one slot the index lets one in; the other reads
+// again and tries the next slot, or finds none left (domain.ErrCredentialLimit). Credentials
+// stored before the cap have no slot but count: with u of them active, only slots below
+// domain.MaxActiveCredentials-u are offered. Their number only falls (new credentials always
+// get a slot), so the active credentials of an account never exceed the cap, whatever the
+// number of instances. Within one instance an account lock queues creations instead of
+// letting them collide.
 func (r *AccountRepository) CreateCredential(ctx context.Context, c domain.Credential) error {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
@@ -111,10 +122,72 @@ func (r *AccountRepository) CreateCredential(ctx context.Context, c domain.Crede
 	if n == 0 {
 		return fmt.Errorf("mongo create credential: account %s: %w", c.AccountID, domain.ErrNotFound)
 	}
-	if _, err := r.credentials.InsertOne(ctx, fromCredential(c)); err != nil {
-		return mapErr(ctx, "create credential "+c.ClientID, err)
+	doc := fromCredential(c)
+	if c.Revoked() { // takes no place
+		if _, err := r.credentials.InsertOne(ctx, doc); err != nil {
+			return mapErr(ctx, "create credential "+c.ClientID, err)
+		}
+		return nil
 	}
-	return nil
+	unlock, err := r.s.lock(ctx, "credential-slots/"+c.AccountID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for attempt := 0; attempt <= domain.MaxActiveCredentials; attempt++ {
+		slot, ok, err := r.freeSlot(ctx, c.AccountID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("mongo create credential: account %s: %w", c.AccountID, domain.ErrCredentialLimit)
+		}
+		doc.Slot = slot
+		_, err = r.credentials.InsertOne(ctx, doc)
+		if err == nil {
+			return nil
+		}
+		if !mdb.IsDuplicateKeyError(err) {
+			return mapErr(ctx, "create credential "+c.ClientID, err)
+		}
+		// Either the client id is taken, or another instance took the slot first.
+		taken, err := r.credentials.CountDocuments(ctx, bson.D{{Key: "_id", Value: c.ClientID}}, options.Count().SetLimit(1))
+		if err != nil {
+			return mapErr(ctx, "create credential "+c.ClientID, err)
+		}
+		if taken > 0 {
+			return fmt.Errorf("mongo create credential %s: %w", c.ClientID, ports.ErrDuplicate)
+		}
+	}
+	return fmt.Errorf("mongo create credential %s: %w", c.ClientID, ports.ErrVersionConflict)
+}
+
+// freeSlot finds the lowest slot the account may claim for one more active credential; ok is
+// false when the account holds as many as the cap allows.
+func (r *AccountRepository) freeSlot(ctx context.Context, accountID string) (string, bool, error) {
+	active, err := findAll(ctx, r.credentials, "list active credentials",
+		bson.D{{Key: "accountId", Value: accountID}, {Key: "revokedAt", Value: nil}},
+		options.Find().SetProjection(bson.D{{Key: "slot", Value: 1}}),
+		func(d *credentialDoc) (string, error) { return d.Slot, nil })
+	if err != nil {
+		return "", false, err
+	}
+	unslotted := 0
+	for _, s := range active {
+		if s == "" {
+			unslotted++
+		}
+	}
+	if len(active) >= domain.MaxActiveCredentials {
+		return "", false, nil
+	}
+	for n := range domain.MaxActiveCredentials - unslotted {
+		slot := fmt.Sprintf("%s/%d", accountID, n)
+		if !slices.Contains(active, slot) {
+			return slot, true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // GetCredential returns the credential clientID, revoked or not.
@@ -150,7 +223,7 @@ func (r *AccountRepository) RevokeCredential(ctx context.Context, accountID, cli
 	defer unlock()
 	owned := bson.D{{Key: "_id", Value: clientID}, {Key: "accountId", Value: accountID}}
 	res, err := r.credentials.UpdateOne(ctx, append(owned, bson.E{Key: "revokedAt", Value: nil}),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "revokedAt", Value: at.UTC()}}}})
+		bson.D{{Key: "$set", Value: bson.D{{Key: "revokedAt", Value: at.UTC()}}}, {Key: "$unset", Value: bson.D{{Key: "slot", Value: ""}}}})
 	if err != nil {
 		return mapErr(ctx, "revoke credential "+clientID, err)
 	}
@@ -162,4 +235,28 @@ func (r *AccountRepository) RevokeCredential(ctx context.Context, accountID, cli
 		return fmt.Errorf("mongo revoke credential %s: %w", clientID, domain.ErrNotFound)
 	}
 	return mapErr(ctx, "revoke credential "+clientID, err)
+}
+
+// RecordCredentialUse moves lastUsedAt forward to at: the update matches only a credential
+// whose lastUsedAt is missing or earlier, so racing token requests cannot move it back.
+// Matching nothing is then either a later use recorded already (success) or no such
+// credential (not found).
+func (r *AccountRepository) RecordCredentialUse(ctx context.Context, clientID string, at time.Time) error {
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	at = at.UTC().Truncate(time.Millisecond)
+	res, err := r.credentials.UpdateOne(ctx, bson.D{{Key: "_id", Value: clientID}, {Key: "$or", Value: bson.A{
+		bson.D{{Key: "lastUsedAt", Value: nil}}, bson.D{{Key: "lastUsedAt", Value: bson.D{{Key: "$lt", Value: at}}}}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "lastUsedAt", Value: at}}}})
+	if err != nil {
+		return mapErr(ctx, "record use of credential "+clientID, err)
+	}
+	if res.MatchedCount == 1 {
+		return nil
+	}
+	err = r.credentials.FindOne(ctx, bson.D{{Key: "_id", Value: clientID}}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	if errors.Is(err, mdb.ErrNoDocuments) {
+		return fmt.Errorf("mongo record use of credential %s: %w", clientID, domain.ErrNotFound)
+	}
+	return mapErr(ctx, "record use of credential "+clientID, err)
 }

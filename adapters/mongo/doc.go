@@ -25,9 +25,10 @@
 //   - payments: one document per claimed PIX payment: _id (its end-to-end id), transactionId,
 //     accountId, amount, late, createdAt. The unique _id makes the first claim win, for ever.
 //   - migrations: the markers of the ledger migration (see Upgrading).
-//   - accounts: _id, name, status, scopes, webhook secrets, createdAt, version.
+//   - accounts: _id, name, status, scopes, scopeSet (the revision of the scope list the
+//     document was written under; see Upgrading), webhook secrets, createdAt, version.
 //   - credentials: _id (the client id, unique across accounts), accountId, secretHash,
-//     createdAt, revokedAt.
+//     createdAt, revokedAt, lastUsedAt, slot (see The credential cap).
 //
 // Money is int64 centavos; times are BSON dates (milliseconds, what the domain keeps).
 //
@@ -170,6 +171,23 @@
 // indexes (the (accountId, seq) numbering the old balance check relied on, unique, which new
 // withdrawals without seq would violate).
 //
+// Accounts written before a scope existed get, when read, what they could do then
+// (domain.UpgradeLegacyScopes, by their scopeSet): balance:read for readers of transactions,
+// account:admin for every account. The next rewrite of the account stores the upgrade.
+//
+// # The credential cap
+//
+// An account holds at most domain.MaxActiveCredentials credentials that are not revoked. Each
+// active credential holds a slot, "<accountId>/<n>" with n below the cap, under a unique sparse
+// index (IndexCredentialSlot): a creation reads the account's active credentials, claims the
+// lowest free slot with its insert, and on a duplicate slot reads again. Two creations racing
+// for the last slot, from any number of instances, cannot both win: the unique index decides,
+// and FerretDB enforces it atomically too (it ignores sparse, but indexes a missing field as SQL
+// NULL, which never collides). Revoking unsets the slot. Credentials stored before the cap have
+// no slot; with u of them active only slots below the cap less u are offered, and u never grows
+// (new credentials always take a slot), so the cap holds for such accounts as well. lastUsedAt
+// only moves forward: the update matches a missing or earlier value.
+//
 // # Uniqueness without partial indexes
 //
 // Unique indexes: _id; (accountId, idem) on transactions and withdrawals; (accountId, seq) on
@@ -194,7 +212,8 @@
 // _id) on both collections. On withdrawals, (accountId, createdAt, _id) for an account's
 // withdrawals in order. ledgerDue on both, for Recover. On ledger, (accountId, seq) unique,
 // (accountId, createdAt, seq) for statements, open for Recover. On payments, (late, createdAt,
-// _id). Accounts by (createdAt, _id); credentials by (accountId, createdAt, _id).
+// _id). Accounts by (createdAt, _id); credentials by (accountId, createdAt, _id), and slot
+// unique and sparse.
 //
 // # Sharding
 //

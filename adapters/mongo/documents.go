@@ -699,9 +699,11 @@ type accountDoc struct {
 	Name   string   `bson:"name"`
 	Status string   `bson:"status"`
 	Scopes []string `bson:"scopes"`
-	// ScopeSet counts the revisions of the scope list this program knows: records written
-	// before balance:read existed have none, and get it on read when they could read the
-	// balance then (domain.UpgradeLegacyScopes), so that nobody is locked out by the upgrade.
+	// ScopeSet is the revision of the scope list the record was written under (see
+	// domain.ScopesCurrent): records written before balance:read existed have none (0), those
+	// written before account:admin existed have 1. On read, domain.UpgradeLegacyScopes gives
+	// them what they could do then (balance:read to readers of transactions, account:admin to
+	// everyone), so that nobody is locked out by the upgrade.
 	ScopeSet  int        `bson:"scopeSet,omitempty"`
 	Webhook   webhookDoc `bson:"webhook"`
 	CreatedAt time.Time  `bson:"createdAt"`
@@ -709,7 +711,7 @@ type accountDoc struct {
 }
 
 // currentScopeSet is the revision of the scope list this program writes.
-const currentScopeSet = 1
+const currentScopeSet = domain.ScopesCurrent
 
 func fromAccount(a *domain.Account, version int64) accountDoc {
 	scopes := make([]string, 0, len(a.Scopes()))
@@ -730,7 +732,7 @@ func (d *accountDoc) toAccount() *domain.Account {
 		scopes[i] = domain.Scope(s)
 	}
 	if d.ScopeSet < currentScopeSet {
-		scopes = domain.UpgradeLegacyScopes(scopes)
+		scopes = domain.UpgradeLegacyScopes(scopes, d.ScopeSet)
 	}
 	return domain.UnmarshalAccountFromDatabase(d.ID, d.Name, domain.AccountStatus(d.Status), scopes,
 		domain.WebhookSecrets{Current: d.Webhook.Current, Previous: d.Webhook.Previous, PreviousExpiresAt: utcPtr(d.Webhook.PreviousExpiresAt)},
@@ -744,14 +746,20 @@ type credentialDoc struct {
 	SecretHash []byte     `bson:"secretHash"`
 	CreatedAt  time.Time  `bson:"createdAt"`
 	RevokedAt  *time.Time `bson:"revokedAt,omitempty"`
+	LastUsedAt *time.Time `bson:"lastUsedAt,omitempty"`
+	// Slot is the place the credential holds among its account's active ones ("<accountId>/<n>",
+	// n below domain.MaxActiveCredentials), under a unique sparse index: that index is what
+	// keeps the cap when creations race (see CreateCredential). Revoking frees it (unset);
+	// credentials stored before the cap existed have none.
+	Slot string `bson:"slot,omitempty"`
 }
 
 func fromCredential(c domain.Credential) credentialDoc {
 	return credentialDoc{ClientID: c.ClientID, AccountID: c.AccountID, SecretHash: c.SecretHash,
-		CreatedAt: c.CreatedAt.UTC(), RevokedAt: utcPtr(c.RevokedAt)}
+		CreatedAt: c.CreatedAt.UTC(), RevokedAt: utcPtr(c.RevokedAt), LastUsedAt: utcPtr(c.LastUsedAt)}
 }
 
 func (d *credentialDoc) toCredential() domain.Credential {
 	return domain.Credential{ClientID: d.ClientID, AccountID: d.AccountID, SecretHash: d.SecretHash,
-		CreatedAt: d.CreatedAt.UTC(), RevokedAt: utcPtr(d.RevokedAt)}
+		CreatedAt: d.CreatedAt.UTC(), RevokedAt: utcPtr(d.RevokedAt), LastUsedAt: utcPtr(d.LastUsedAt)}
 }

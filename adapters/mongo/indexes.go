@@ -34,6 +34,8 @@ const (
 	IndexLedgerSeq = "ledger_account_seq"
 	// IndexLedgerCreated serves statements: their order and their date filters.
 	IndexLedgerCreated = "ledger_account_created"
+	// IndexCredentialSlot keeps the cap on an account's active credentials.
+	IndexCredentialSlot = "credential_slot"
 )
 
 // newest is the suffix of every list index: the default order, so that a filtered page comes
@@ -105,8 +107,15 @@ func (s *Store) createIndexes(ctx context.Context) error {
 		collTransactions: tx,
 		collWithdrawals:  wd,
 		collAccounts:     {index("account_created", bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})},
-		collCredentials: {index("credential_account_created", bson.D{
-			{Key: "accountId", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})},
+		collCredentials: {
+			index("credential_account_created", bson.D{
+				{Key: "accountId", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}),
+			// The places of an account's active credentials (the cap). Sparse, so that revoked
+			// credentials and those stored before the cap, which have no slot, never collide.
+			// FerretDB v1 ignores the option but indexes a missing field as SQL NULL, and NULLs
+			// never collide in a unique index there either.
+			{Keys: bson.D{{Key: "slot", Value: 1}}, Options: options.Index().SetName(IndexCredentialSlot).SetUnique(true).SetSparse(true)},
+		},
 		collLedger: {
 			// The entry numbers: one entry per (account, seq). The head, Scan and Ledgers read it.
 			unique(IndexLedgerSeq, bson.D{{Key: "accountId", Value: 1}, {Key: "seq", Value: 1}}),

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
 
@@ -72,8 +73,15 @@ type tokenResponse struct {
 
 // Exchange implements ports.CredentialExchanger. Errors carry the upstream's status or the
 // network failure, never the secret nor the upstream's body.
-func (e *Exchanger) Exchange(ctx context.Context, clientID, clientSecret string) (ports.UpstreamToken, error) {
+func (e *Exchanger) Exchange(ctx context.Context, clientID, clientSecret string, scopes []domain.Scope) (ports.UpstreamToken, error) {
 	form := url.Values{"grant_type": {"client_credentials"}}
+	if len(scopes) > 0 {
+		names := make([]string, len(scopes))
+		for i, s := range scopes {
+			names[i] = string(s)
+		}
+		form.Set("scope", strings.Join(names, " "))
+	}
 	if !e.basicAuth {
 		form.Set("client_id", clientID)
 		form.Set("client_secret", clientSecret)
@@ -113,6 +121,8 @@ func (e *Exchanger) Exchange(ctx context.Context, clientID, clientSecret string)
 		return ports.UpstreamToken{}, ports.ErrInvalidCredentials
 	case resp.StatusCode == http.StatusBadRequest && decodeErr == nil && refusesClient(tr.Error):
 		return ports.UpstreamToken{}, ports.ErrInvalidCredentials
+	case resp.StatusCode == http.StatusBadRequest && decodeErr == nil && string(tr.Error) == `"invalid_scope"`:
+		return ports.UpstreamToken{}, ports.ErrInvalidScope
 	default:
 		return ports.UpstreamToken{}, fmt.Errorf("%w: token endpoint answered %d", ports.ErrUpstreamUnavailable, resp.StatusCode)
 	}

@@ -98,7 +98,7 @@ func TestExchangeObtainsTheUpstreamToken(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(keycloak(t, basic))
 			defer srv.Close()
-			tok, err := newExchanger(t, srv.URL, oidc.ExchangerConfig{BasicAuth: basic}).Exchange(context.Background(), upstreamClient, upstreamSecret)
+			tok, err := newExchanger(t, srv.URL, oidc.ExchangerConfig{BasicAuth: basic}).Exchange(context.Background(), upstreamClient, upstreamSecret, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestExchangeTranslatesUpstreamFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.handler)
 			defer srv.Close()
-			_, err := newExchanger(t, srv.URL, oidc.ExchangerConfig{}).Exchange(context.Background(), upstreamClient, "wrong-"+upstreamSecret)
+			_, err := newExchanger(t, srv.URL, oidc.ExchangerConfig{}).Exchange(context.Background(), upstreamClient, "wrong-"+upstreamSecret, nil)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Exchange = %v, want %v", err, tc.want)
 			}
@@ -170,7 +170,7 @@ func TestExchangeWithAnUnreachableUpstreamIsUnavailable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there any more
-	_, err = newExchanger(t, "http://"+addr+"/token", oidc.ExchangerConfig{}).Exchange(context.Background(), upstreamClient, upstreamSecret)
+	_, err = newExchanger(t, "http://"+addr+"/token", oidc.ExchangerConfig{}).Exchange(context.Background(), upstreamClient, upstreamSecret, nil)
 	if !errors.Is(err, ports.ErrUpstreamUnavailable) || strings.Contains(err.Error(), upstreamSecret) {
 		t.Fatalf("Exchange = %v, want ports.ErrUpstreamUnavailable without the secret", err)
 	}
@@ -187,7 +187,7 @@ func TestExchangeWithASlowUpstreamGivesUpAtTheTimeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	begin := time.Now()
-	_, err := newExchanger(t, srv.URL, oidc.ExchangerConfig{Timeout: 200 * time.Millisecond}).Exchange(context.Background(), upstreamClient, upstreamSecret)
+	_, err := newExchanger(t, srv.URL, oidc.ExchangerConfig{Timeout: 200 * time.Millisecond}).Exchange(context.Background(), upstreamClient, upstreamSecret, nil)
 	if !errors.Is(err, ports.ErrUpstreamUnavailable) {
 		t.Fatalf("Exchange = %v, want ports.ErrUpstreamUnavailable", err)
 	}

@@ -107,6 +107,9 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(cfg.Leeway),
+		// A segment decodes one way only: a signature with non-zero padding bits (a flipped
+		// trailing base64 bit) is refused, not read as the same bytes.
+		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Clock.Now),
 	)
 	return v, nil
@@ -164,6 +167,11 @@ func invalid(reason string) error {
 // The parser has already checked the algorithm against the configured list; the key's type
 // must suit it, which the signing method checks.
 func (v *Verifier) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
+	// RFC 7515 section 4.1.11: a recipient must refuse a token whose crit header names
+	// extensions it does not understand; pixgate understands none.
+	if _, ok := t.Header["crit"]; ok {
+		return nil, errors.New("token has a crit header")
+	}
 	kid, ok := t.Header["kid"].(string)
 	if !ok || kid == "" {
 		return nil, errors.New("token has no kid")

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,22 +195,24 @@ func TestUpstreamVerifierRefusesBadTokens(t *testing.T) {
 	delete(noClient, "azp")
 	delete(noClient, "client_id")
 	for name, raw := range map[string]string{
-		"alg none":                   sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "rsa-1", keycloakClaims()),
-		"HS256 with the public key":  sign(t, jwt.SigningMethodHS256, []byte(b64(key.N.Bytes())), "rsa-1", keycloakClaims()),
-		"another key under its kid":  sign(t, jwt.SigningMethodRS256, other, "rsa-1", keycloakClaims()),
-		"an unknown kid":             sign(t, jwt.SigningMethodRS256, other, "rsa-2", keycloakClaims()),
-		"no kid":                     sign(t, jwt.SigningMethodRS256, key, "", keycloakClaims()),
-		"an encryption key's kid":    sign(t, jwt.SigningMethodRS256, key, "enc-key", keycloakClaims()),
-		"expired":                    sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("exp", start.Add(-time.Minute).Unix())),
-		"no exp":                     sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("exp", nil)),
-		"another issuer":             sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("iss", "https://sso.test/realms/other")),
-		"another audience":           sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("aud", "account")),
-		"no audience":                sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("aud", nil)),
-		"nbf in the future":          sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("nbf", start.Add(time.Hour).Unix())),
-		"no client":                  sign(t, jwt.SigningMethodRS256, key, "rsa-1", noClient),
-		"RS512 when only RS256 goes": sign(t, jwt.SigningMethodRS512, key, "rsa-1", keycloakClaims()),
-		"garbage":                    "not.a.token",
-		"empty":                      "",
+		"alg none":                         sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "rsa-1", keycloakClaims()),
+		"HS256 with the public key":        sign(t, jwt.SigningMethodHS256, []byte(b64(key.N.Bytes())), "rsa-1", keycloakClaims()),
+		"another key under its kid":        sign(t, jwt.SigningMethodRS256, other, "rsa-1", keycloakClaims()),
+		"an unknown kid":                   sign(t, jwt.SigningMethodRS256, other, "rsa-2", keycloakClaims()),
+		"no kid":                           sign(t, jwt.SigningMethodRS256, key, "", keycloakClaims()),
+		"an encryption key's kid":          sign(t, jwt.SigningMethodRS256, key, "enc-key", keycloakClaims()),
+		"expired":                          sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("exp", start.Add(-time.Minute).Unix())),
+		"no exp":                           sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("exp", nil)),
+		"another issuer":                   sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("iss", "https://sso.test/realms/other")),
+		"another audience":                 sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("aud", "account")),
+		"no audience":                      sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("aud", nil)),
+		"nbf in the future":                sign(t, jwt.SigningMethodRS256, key, "rsa-1", with("nbf", start.Add(time.Hour).Unix())),
+		"no client":                        sign(t, jwt.SigningMethodRS256, key, "rsa-1", noClient),
+		"RS512 when only RS256 goes":       sign(t, jwt.SigningMethodRS512, key, "rsa-1", keycloakClaims()),
+		"a flipped trailing signature bit": flipTrailingBit(t, sign(t, jwt.SigningMethodRS256, key, "rsa-1", keycloakClaims())),
+		"a crit header":                    critToken(t, key),
+		"garbage":                          "not.a.token",
+		"empty":                            "",
 	} {
 		t.Run(name+" is refused", func(t *testing.T) {
 			if _, err := v.Verify(context.Background(), raw); !errors.Is(err, ports.ErrInvalidToken) {
@@ -377,4 +380,33 @@ func TestNewUpstreamVerifierRefusesBadConfiguration(t *testing.T) {
 			t.Errorf("NewVerifier with %s succeeded", name)
 		}
 	}
+}
+
+// flipTrailingBit sets the lowest bit of the signature's last base64url character: padding
+// bits, so a lenient decoder would read the same signature.
+func flipTrailingBit(t *testing.T, token string) string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, token[len(token)-1])
+	flipped := token[:len(token)-1] + string(alphabet[last^1])
+	a, _ := base64.RawURLEncoding.DecodeString(token[strings.LastIndex(token, ".")+1:])
+	b, _ := base64.RawURLEncoding.DecodeString(flipped[strings.LastIndex(flipped, ".")+1:])
+	if len(a) == 0 || string(a) != string(b) {
+		t.Fatal("the flipped signature does not decode leniently to the same bytes")
+	}
+	return flipped
+}
+
+// critToken is a rightly signed token whose header asks for an extension pixgate does not know.
+func critToken(t *testing.T, key any) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, keycloakClaims())
+	tok.Header["kid"] = "rsa-1"
+	tok.Header["crit"] = []string{"b64"}
+	tok.Header["b64"] = true
+	raw, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

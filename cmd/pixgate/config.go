@@ -55,6 +55,9 @@ type Config struct {
 	AcquirerAPICA   string // PEM file of extra CAs for it
 	RateLimitRPS    float64
 	RateLimitBurst  int
+	TokenRPS        float64
+	TokenBurst      int
+	TokenFailures   int
 	WebhookPrivate  bool
 	WebhookCAFile   string
 	WebhookWorkers  int
@@ -135,8 +138,8 @@ func settings() []setting {
 		}},
 		{"PIXGATE_JWT_ISSUER", "pixgate", "iss of the tokens.", nonEmpty(func(c *Config) *string { return &c.JWTIssuer })},
 		{"PIXGATE_JWT_AUDIENCE", "pixgate-api", "aud of the tokens.", nonEmpty(func(c *Config) *string { return &c.JWTAudience })},
-		{"PIXGATE_TOKEN_TTL", "3600", "Token lifetime in seconds.", func(c *Config, v string) error {
-			n, err := intIn(v, 60, 86400)
+		{"PIXGATE_TOKEN_TTL", "3600", "Token lifetime in seconds, from 12 (OAuth clients renew a token 10 s before it expires).", func(c *Config, v string) error {
+			n, err := intIn(v, 12, 86400)
 			c.TokenTTL = time.Duration(n) * time.Second
 			return err
 		}},
@@ -219,6 +222,24 @@ func settings() []setting {
 		{"PIXGATE_RATE_LIMIT_BURST", "100", "Burst of POST /transaction per account.", func(c *Config, v string) error {
 			n, err := intIn(v, 0, 1_000_000)
 			c.RateLimitBurst = int(n)
+			return err
+		}},
+		{"PIXGATE_TOKEN_RATE_LIMIT_RPS", "10", "Token requests a second per client_id; 0 turns the limit off.", func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1e6 {
+				return fmt.Errorf("must be a number from 0 to 1000000")
+			}
+			c.TokenRPS = f
+			return nil
+		}},
+		{"PIXGATE_TOKEN_RATE_LIMIT_BURST", "20", "Burst of token requests per client_id.", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 1_000_000)
+			c.TokenBurst = int(n)
+			return err
+		}},
+		{"PIXGATE_TOKEN_FAILURE_LIMIT", "60", "Failed token requests (400, 401) a minute per client address; 0 turns the limit off.", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 1_000_000)
+			c.TokenFailures = int(n)
 			return err
 		}},
 		{"PIXGATE_WEBHOOK_ALLOW_PRIVATE", "false", "Let webhooks reach loopback and private addresses (development and tests only).", boolSetting(func(c *Config) *bool { return &c.WebhookPrivate })},

@@ -34,6 +34,9 @@ func TestConfigBadValueStopsWithOneLineNamingTheVariable(t *testing.T) {
 		"PIXGATE_ACQUIRER_API_URL":       "http://psp.example.com/api/v2",
 		"PIXGATE_ACQUIRER_API_TOKEN":     "token with spaces",
 		"PIXGATE_ACQUIRER_API_CA_FILE":   "/no/such/ca-file.pem",
+		"PIXGATE_TOKEN_RATE_LIMIT_RPS":   "ten",
+		"PIXGATE_TOKEN_RATE_LIMIT_BURST": "-20",
+		"PIXGATE_TOKEN_FAILURE_LIMIT":    "60/min",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {

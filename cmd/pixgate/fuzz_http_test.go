@@ -27,7 +27,9 @@ import (
 // and a bearer token of an account with every scope.
 func fuzzApp(f *testing.F, vars map[string]string) (*app, string) {
 	f.Helper()
-	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0"}
+	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0",
+		// Tests ask for many tokens, and fail on purpose; the token limits have their own tests.
+		"PIXGATE_TOKEN_RATE_LIMIT_RPS": "0", "PIXGATE_TOKEN_FAILURE_LIMIT": "0"}
 	for k, v := range vars {
 		base[k] = v
 	}

@@ -47,7 +47,9 @@ func (b *syncBuffer) String() string {
 
 func newEnv(t *testing.T, vars map[string]string, options ...func(*app)) *env {
 	t.Helper()
-	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0"}
+	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0",
+		// Tests ask for many tokens, and fail on purpose; the token limits have their own tests.
+		"PIXGATE_TOKEN_RATE_LIMIT_RPS": "0", "PIXGATE_TOKEN_FAILURE_LIMIT": "0"}
 	for k, v := range vars {
 		base[k] = v
 	}

@@ -405,6 +405,13 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 	c.ok("POST", "/auth/token", "", url.Values{"client_id": {clientID}, "client_secret": {"wrong-" + secret}}, http.StatusUnauthorized)
 	c.send(c.request("POST", "/auth/token", "", url.Values{"grant_type": {"password"}, "client_id": {clientID}, "client_secret": {secret}}), http.StatusBadRequest, false)
 	c.send(c.request("GET", "/auth/token?client_id="+clientID+"&client_secret=x", "", nil, "Authorization", basic), http.StatusBadRequest, true)
+	c.ok("POST", "/auth/token", "", url.Values{"client_id": {clientID}, "client_secret": {secret}, "scope": {"transaction:read,balance:read"}}, http.StatusOK)
+	c.ok("GET", "/auth/token?scope=balance:read", "", nil, http.StatusOK, "Authorization", basic)
+	c.ok("POST", "/auth/token", "", url.Values{"client_id": {clientID}, "client_secret": {secret}, "scope": {"root"}}, http.StatusBadRequest)
+	c.ok("POST", "/oauth/token", "", url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}, "scope": {"transaction:read balance:read"}}, http.StatusOK)
+	c.ok("POST", "/oauth/token", "", url.Values{"grant_type": {"client_credentials"}}, http.StatusOK, "Authorization", basic)
+	c.ok("POST", "/oauth/token", "", url.Values{"client_id": {clientID}, "client_secret": {"wrong-" + secret}}, http.StatusUnauthorized)
+	c.ok("GET", "/.well-known/oauth-authorization-server", "", nil, http.StatusOK)
 
 	// Transactions: creation, replay, lookup, list.
 	full := fullTransaction()
@@ -486,10 +493,16 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 	// Account credentials and the webhook secret.
 	c.ok("GET", "/webhook/secret", tok, nil, http.StatusOK)
 	c.ok("POST", "/webhook/secret/rotate", tok, nil, http.StatusOK)
-	c.ok("GET", "/webhook/secret", readOnly, nil, http.StatusOK)
+	c.ok("GET", "/webhook/secret", readOnly, nil, http.StatusForbidden)
 	cred := c.ok("POST", "/auth/credentials", tok, nil, http.StatusCreated).json(t)["client_id"].(string)
+	c.ok("GET", "/auth/credentials", tok, nil, http.StatusOK)
 	c.ok("DELETE", "/auth/credentials/"+cred, tok, nil, http.StatusNoContent)
 	c.ok("DELETE", "/auth/credentials/no-such-client", tok, nil, http.StatusNotFound)
+	c.ok("GET", "/auth/credentials", tok, nil, http.StatusOK)
+	for range domain.MaxActiveCredentials - 1 {
+		c.ok("POST", "/auth/credentials", tok, nil, http.StatusCreated)
+	}
+	c.ok("POST", "/auth/credentials", tok, nil, http.StatusUnprocessableEntity)
 
 	// Problems: every kind a merchant meets.
 	bad := map[string]any{"amount": 0, "paymentMethod": "BOLETO", "customer": map[string]any{"name": "a;b", "email": "x", "document": "123"},
@@ -568,4 +581,19 @@ func TestOpenAPIDescribesTheRateLimit(t *testing.T) {
 	if limited.header.Get("Retry-After") == "" {
 		t.Error("the 429 lacks Retry-After")
 	}
+}
+
+func TestOpenAPIDescribesTheTokenLimits(t *testing.T) {
+	e := oaEnv(t, map[string]string{"PIXGATE_TOKEN_RATE_LIMIT_RPS": "0.001", "PIXGATE_TOKEN_RATE_LIMIT_BURST": "1",
+		"PIXGATE_TOKEN_FAILURE_LIMIT": "1"})
+	c := &oaClient{t: t, e: e, spec: oaLoad(t, oaDocument(t, e))}
+	created, err := application.NewCreateAccount(e.app.stores.accounts, e.app.ids, e.app.clock, e.app.hasher).Execute(context.Background(), "Loja Limites", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"client_id": {created.Credential.ClientID}, "client_secret": {created.Credential.Secret}}
+	c.ok("POST", "/oauth/token", "", form, http.StatusOK)
+	c.ok("POST", "/oauth/token", "", form, http.StatusTooManyRequests) // the client's bucket
+	c.ok("POST", "/auth/token", "", url.Values{"client_id": {"nobody"}, "client_secret": {"guess"}}, http.StatusUnauthorized)
+	c.ok("GET", "/auth/token", "", nil, http.StatusTooManyRequests, "Authorization", "Basic bm9ib2R5Omd1ZXNz") // the address's failures
 }

@@ -362,6 +362,22 @@ func secSplit(t *testing.T, token string) (header, claims map[string]any) {
 
 func secB64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
+// secFlipTrailingBit sets the lowest bit of the signature's last base64url character: an RS256
+// signature leaves 4 padding bits there, so a lenient decoder reads the very same signature.
+func secFlipTrailingBit(t *testing.T, token string) string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	dot := strings.LastIndex(token, ".")
+	sig := token[dot+1:]
+	flipped := sig[:len(sig)-1] + string(alphabet[strings.IndexByte(alphabet, sig[len(sig)-1])^1])
+	a, errA := base64.RawURLEncoding.DecodeString(sig)
+	b, errB := base64.RawURLEncoding.DecodeString(flipped)
+	if errA != nil || errB != nil || string(a) != string(b) {
+		t.Fatalf("the flipped signature does not decode leniently to the same bytes: %v, %v", errA, errB)
+	}
+	return token[:dot+1] + flipped
+}
+
 // secForge builds a compact JWS of header and claims signed by sign (nil: no signature).
 func secForge(t *testing.T, header, claims map[string]any, sign func([]byte) []byte) string {
 	t.Helper()
@@ -494,6 +510,8 @@ func TestOWASPAPI2ForgedExpiredAndMisaddressedTokensAllAnswerTheSame401(t *testi
 		{"naming another account's credential", secForge(t, header, secWith(claims, map[string]any{"client_id": other.Credential.ClientID}), signed)},
 		{"of a credential that does not exist", secForge(t, header, secWith(claims, map[string]any{"client_id": secUnknownID}), signed)},
 		{"over 8 KiB", secForge(t, header, secWith(claims, map[string]any{"pad": strings.Repeat("a", 9<<10)}), signed)},
+		{"with a flipped trailing base64 bit in its signature (the same bytes to a lenient decoder)", secFlipTrailingBit(t, real)},
+		{"with a crit header, signed by the server's key", secForge(t, secWith(header, map[string]any{"crit": []string{"b64"}, "b64": true}), claims, signed)},
 	}
 	reference := e.do("GET", "/transaction", "", nil, "Authorization", "Bearer not.a.jwt")
 	problemOf(t, reference, http.StatusUnauthorized, "unauthorized")
@@ -1025,16 +1043,18 @@ var secScopedRoutes = []struct {
 	{"POST", "/sandbox/withdrawal/{id}/fail", domain.ScopeWithdrawalWrite},
 	{"POST", "/sandbox/withdrawal/{id}/reject", domain.ScopeWithdrawalWrite},
 	{"POST", "/sandbox/withdrawal/{id}/refund", domain.ScopeWithdrawalWrite},
-	{"POST", "/auth/credentials", ""},
-	{"DELETE", "/auth/credentials/{clientId}", ""},
-	{"GET", "/webhook/secret", ""},
-	{"POST", "/webhook/secret/rotate", ""},
+	{"POST", "/auth/credentials", domain.ScopeAccountAdmin},
+	{"GET", "/auth/credentials", domain.ScopeAccountAdmin},
+	{"DELETE", "/auth/credentials/{clientId}", domain.ScopeAccountAdmin},
+	{"GET", "/webhook/secret", domain.ScopeAccountAdmin},
+	{"POST", "/webhook/secret/rotate", domain.ScopeAccountAdmin},
 }
 
-// secPublicRoutes need no token: the token endpoint, the acquirer's (its own shared secret)
+// secPublicRoutes need no token: the token endpoints and their metadata, the acquirer's (its own shared secret)
 // and the operational routes.
 var secPublicRoutes = []string{
-	"POST /auth/token", "GET /auth/token", "POST /acquirer/pix", "GET /.well-known/jwks.json",
+	"POST /auth/token", "GET /auth/token", "POST /oauth/token", "GET /.well-known/oauth-authorization-server",
+	"POST /acquirer/pix", "GET /.well-known/jwks.json",
 	"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 }
 

@@ -50,6 +50,7 @@ func TestSoakMixedLoadLevelsOff(t *testing.T) {
 		"PIXGATE_SANDBOX": "true", "PIXGATE_SANDBOX_SETTLE_SECONDS": "0", "PIXGATE_FEE_BASIS_POINTS": "0",
 		// The limiter runs (its buckets are part of what must not grow) but never refuses.
 		"PIXGATE_RATE_LIMIT_RPS": "1000000", "PIXGATE_RATE_LIMIT_BURST": "1000000",
+		"PIXGATE_TOKEN_RATE_LIMIT_RPS": "1000000", "PIXGATE_TOKEN_RATE_LIMIT_BURST": "1000000",
 	})
 
 	ctx, stop := context.WithCancel(context.Background())

@@ -16,7 +16,9 @@ import (
 func (a *app) wireAuth(deps *httpapi.Deps) error {
 	st := a.stores
 	var granter httpapi.TokenGranter = application.NewIssueToken(st.accounts, a.issuer, a.hasher, a.cfg.TokenTTL)
+	issuer, jwksURI := a.cfg.JWTIssuer, ""
 	if a.cfg.UpstreamToken != "" {
+		issuer, jwksURI = a.cfg.UpstreamIssuer, a.cfg.UpstreamJWKS
 		exchanger, err := oidc.NewExchanger(oidc.ExchangerConfig{TokenURL: a.cfg.UpstreamToken, Timeout: a.cfg.UpstreamTimeout, Clock: a.clock})
 		if err != nil {
 			return fmt.Errorf("PIXGATE_AUTH_UPSTREAM_TOKEN_URL: %w", err)
@@ -31,8 +33,13 @@ func (a *app) wireAuth(deps *httpapi.Deps) error {
 	}
 	deps.Auth = httpapi.AuthDeps{
 		Token:               granter,
+		Issuer:              issuer,
+		PublicURL:           a.cfg.JWTIssuer, // pixgate's own address when it is a URL
+		JWKSURI:             jwksURI,
+		Limits:              httpapi.NewTokenLimits(a.cfg.TokenRPS, a.cfg.TokenBurst, a.cfg.TokenFailures, a.clock),
 		JWKS:                a.jwks,
 		CreateCredential:    application.NewCreateCredential(st.accounts, a.ids, a.clock, a.hasher),
+		ListCredentials:     application.NewListCredentials(st.accounts),
 		RevokeCredential:    application.NewRevokeCredential(st.accounts, a.clock),
 		GetWebhookSecret:    application.NewGetWebhookSecret(st.accounts, a.clock),
 		RotateWebhookSecret: application.NewRotateWebhookSecret(st.accounts, a.clock),

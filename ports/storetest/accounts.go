@@ -392,6 +392,100 @@ func TestAccounts(t *testing.T, newRepo func(t *testing.T) ports.AccountReposito
 		}
 		assertSameCredential(t, again, want)
 	})
+
+	t.Run("an account holds at most MaxActiveCredentials active credentials; revoking one makes room", func(t *testing.T) {
+		t.Parallel()
+		repo, ctx := newRepo(t), context.Background()
+		a := ids.account(t, "Cheia")
+		mustCreateAccount(t, repo, a)
+		var made []domain.Credential
+		for range domain.MaxActiveCredentials {
+			c := ids.credential(a.ID())
+			mustCreateCredential(t, repo, c)
+			made = append(made, c)
+		}
+		extra := ids.credential(a.ID())
+		if err := repo.CreateCredential(ctx, extra); !errors.Is(err, domain.ErrCredentialLimit) {
+			t.Fatalf("CreateCredential(one over the cap) = %v, want domain.ErrCredentialLimit", err)
+		}
+		if _, err := repo.GetCredential(ctx, extra.ClientID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("the refused credential was stored: %v", err)
+		}
+		// Another account is not concerned.
+		b := ids.account(t, "Vizinha")
+		mustCreateAccount(t, repo, b)
+		mustCreateCredential(t, repo, ids.credential(b.ID()))
+
+		if err := repo.RevokeCredential(ctx, a.ID(), made[3].ClientID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		mustCreateCredential(t, repo, extra)
+		if err := repo.CreateCredential(ctx, ids.credential(a.ID())); !errors.Is(err, domain.ErrCredentialLimit) {
+			t.Fatalf("CreateCredential(over the cap again) = %v, want domain.ErrCredentialLimit", err)
+		}
+	})
+
+	t.Run("concurrent creations never take an account over the cap", func(t *testing.T) {
+		t.Parallel()
+		repo, ctx := newRepo(t), context.Background()
+		a := ids.account(t, "Corrida")
+		mustCreateAccount(t, repo, a)
+		mustCreateCredential(t, repo, ids.credential(a.ID()))
+		const writers = 3 * domain.MaxActiveCredentials
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			c := ids.credential(a.ID())
+			wg.Go(func() { errs[i] = repo.CreateCredential(ctx, c) })
+		}
+		wg.Wait()
+		created := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				created++
+			case !errors.Is(err, domain.ErrCredentialLimit):
+				t.Errorf("CreateCredential = %v, want nil or domain.ErrCredentialLimit", err)
+			}
+		}
+		list, err := repo.ListCredentials(ctx, a.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created != domain.MaxActiveCredentials-1 || len(list) != domain.MaxActiveCredentials {
+			t.Fatalf("%d of %d concurrent creations succeeded and %d credentials are stored; want %d and %d",
+				created, writers, len(list), domain.MaxActiveCredentials-1, domain.MaxActiveCredentials)
+		}
+	})
+
+	t.Run("recording a use moves lastUsedAt forward, never back", func(t *testing.T) {
+		t.Parallel()
+		repo, ctx := newRepo(t), context.Background()
+		a := ids.account(t, "Uso")
+		mustCreateAccount(t, repo, a)
+		c := ids.credential(a.ID())
+		mustCreateCredential(t, repo, c)
+		if got, _ := repo.GetCredential(ctx, c.ClientID); got.LastUsedAt != nil {
+			t.Fatalf("a new credential reads back used at %v", got.LastUsedAt)
+		}
+		later := c.CreatedAt.Add(2 * time.Minute)
+		for _, at := range []time.Time{c.CreatedAt.Add(time.Minute), later, c.CreatedAt.Add(90 * time.Second)} {
+			if err := repo.RecordCredentialUse(ctx, c.ClientID, at); err != nil {
+				t.Fatalf("RecordCredentialUse(%v): %v", at, err)
+			}
+		}
+		got, err := repo.GetCredential(ctx, c.ClientID)
+		if err != nil || got.LastUsedAt == nil || !got.LastUsedAt.Equal(later) {
+			t.Fatalf("lastUsedAt = %v, %v; want %v, the latest use", got.LastUsedAt, err, later)
+		}
+		list, _ := repo.ListCredentials(ctx, a.ID())
+		if len(list) != 1 || list[0].LastUsedAt == nil || !list[0].LastUsedAt.Equal(later) {
+			t.Fatalf("the list shows %+v, want lastUsedAt %v", list, later)
+		}
+		if err := repo.RecordCredentialUse(ctx, ids.next("missing"), later); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("RecordCredentialUse(unknown) = %v, want domain.ErrNotFound", err)
+		}
+	})
 }
 
 // accountIDs makes ids unique to one run of the suite, so that a shared store works.

@@ -56,8 +56,8 @@ var _ testcontainers.ContainerCustomizer = Option(nil)
 
 // WithClient seeds a client account with a credential of fixed id and secret, so that a test
 // knows them in advance. The secret must have at least 32 characters. Without scopes the
-// account gets every scope (transaction:read, transaction:write, withdrawal:read,
-// withdrawal:write). Each WithClient adds an account; TokenSource uses the first.
+// account gets every scope, account:admin included (the README's scope table). Each WithClient
+// adds an account; TokenSource uses the first.
 func WithClient(name, id, secret string, scopes ...string) Option {
 	return func(o *options) error {
 		switch {

@@ -374,3 +374,59 @@ func TestLegacyAccountsKeepReadingTheBalance(t *testing.T) {
 		t.Fatalf("after a rewrite the document holds %+v, want the upgraded scopes and the scope set", stored)
 	}
 }
+
+// TestLegacyAccountsKeepManagingThemselves stores accounts as the versions before account:admin
+// wrote them (scopeSet missing or 1): every token could then manage credentials and the webhook
+// secret, so every such account gets account:admin on read and keeps it once rewritten. An
+// account written under the current revision without account:admin stays without it.
+func TestLegacyAccountsKeepManagingThemselves(t *testing.T) {
+	t.Parallel()
+	srv := testdb.Shared(t)
+	cfg := srv.Config(t)
+	db := testdb.Client(t, srv).Database(cfg.Database)
+	ctx := ctxTimeout(t, time.Minute)
+	s := testdb.OpenStore(t, srv, cfg)
+	beforeBalance, beforeAdmin, current := newID(), newID(), newID()
+	for _, legacy := range []struct {
+		id       string
+		scopeSet any // nil: the field is absent, as the first version wrote it
+		scopes   bson.A
+	}{
+		{beforeBalance, nil, bson.A{"transaction:read"}},
+		{beforeAdmin, 1, bson.A{"withdrawal:write", "balance:read"}},
+		{current, 2, bson.A{"balance:read"}},
+	} {
+		doc := bson.D{{Key: "_id", Value: legacy.id}, {Key: "name", Value: "legacy " + legacy.id}, {Key: "status", Value: "active"},
+			{Key: "scopes", Value: legacy.scopes}, {Key: "webhook", Value: bson.D{{Key: "current", Value: "whsec_" + legacy.id}}},
+			{Key: "createdAt", Value: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, {Key: "version", Value: int64(1)}}
+		if legacy.scopeSet != nil {
+			doc = append(doc, bson.E{Key: "scopeSet", Value: legacy.scopeSet})
+		}
+		if _, err := db.Collection("accounts").InsertOne(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string][]domain.Scope{
+		beforeBalance: {domain.ScopeTransactionRead, domain.ScopeBalanceRead, domain.ScopeAccountAdmin},
+		beforeAdmin:   {domain.ScopeWithdrawalWrite, domain.ScopeBalanceRead, domain.ScopeAccountAdmin},
+		current:       {domain.ScopeBalanceRead},
+	} {
+		a, err := s.Accounts().GetAccount(ctx, id)
+		if err != nil || !slices.Equal(a.Scopes(), want) {
+			t.Fatalf("account %s reads back with %v, %v; want %v", id, a.Scopes(), err, want)
+		}
+	}
+	if err := s.Accounts().UpdateAccount(ctx, beforeAdmin, func(a *domain.Account) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		Scopes   []string `bson:"scopes"`
+		ScopeSet int      `bson:"scopeSet"`
+	}
+	if err := db.Collection("accounts").FindOne(ctx, bson.D{{Key: "_id", Value: beforeAdmin}}).Decode(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.ScopeSet != domain.ScopesCurrent || !slices.Contains(stored.Scopes, "account:admin") {
+		t.Fatalf("after a rewrite the document holds %+v, want account:admin and scope set %d", stored, domain.ScopesCurrent)
+	}
+}
