@@ -172,7 +172,7 @@ func benchTransaction(b *testing.B) *domain.Transaction {
 		b.Fatal(fields)
 	}
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	t, err := domain.NewTransaction("3f1c2a9e-8b7d-4c6e-9a5f-0123456789ab", "acc-bench", "SANDBOX", req.order(),
+	t, err := domain.NewTransaction("3f1c2a9e-8b7d-4c6e-9a5f-0123456789ab", "payment-token-bench-00001", "acc-bench", "SANDBOX", req.order(),
 		domain.Idempotency{Key: *req.IdempotencyKey}, now)
 	if err != nil {
 		b.Fatal(err)

@@ -110,7 +110,7 @@ func FuzzCreateTransactionRequest(f *testing.F) {
 		}
 		_ = fingerprint(raw)
 		order := req.order()
-		tx, err := domain.NewTransaction("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "account", "SANDBOX", order, domain.Idempotency{}, now)
+		tx, err := domain.NewTransaction("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "payment-token-fuzz-000001", "account", "SANDBOX", order, domain.Idempotency{}, now)
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts an order the domain refuses (a 500): %v", body, err)
 		}

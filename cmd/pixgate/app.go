@@ -97,6 +97,7 @@ type app struct {
 	log      *slog.Logger
 	clock    ports.Clock
 	ids      ports.IDGenerator
+	tokens   ports.CapabilityGenerator
 	stores   stores
 	hasher   *application.SecretHasher
 	issuer   *jwtauth.Issuer
@@ -131,7 +132,7 @@ type job struct {
 // newApp assembles pixgate. Options adjust the app before anything is built (tests point the
 // webhook sender at their own resolver, for instance).
 func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*app)) (*app, error) {
-	a := &app{cfg: cfg, log: log, clock: system.Clock{}, ids: system.UUIDs{}}
+	a := &app{cfg: cfg, log: log, clock: system.Clock{}, ids: system.UUIDs{}, tokens: system.Capabilities{}}
 	for _, o := range options {
 		o(a)
 	}
@@ -178,7 +179,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 
 	deps := httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
-		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.clock),
+		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
