@@ -114,10 +114,10 @@ func FuzzCreateTransactionRequest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts an order the domain refuses (a 500): %v", body, err)
 		}
-		if v := viewTransaction(tx); v.Amount != int64(order.Amount) {
+		if v := viewTransaction(tx, "https://pay.example.com"); v.Amount != int64(order.Amount) {
 			t.Fatalf("%q: the view shows amount %d, want %d", body, v.Amount, order.Amount)
 		}
-		if _, err := json.Marshal(viewTransaction(tx)); err != nil {
+		if _, err := json.Marshal(viewTransaction(tx, "https://pay.example.com")); err != nil {
 			t.Fatalf("%q: the transaction view does not marshal: %v", body, err)
 		}
 	})
