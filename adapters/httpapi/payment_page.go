@@ -466,6 +466,9 @@ func (s *Server) paymentEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg := s.cfg.PaymentPage
 	rc := http.NewResponseController(w)
+	// The server's ReadTimeout would fire on the idle connection and cancel the request (its
+	// background read fails): the request is read whole, so the read deadline goes.
+	_ = rc.SetReadDeadline(time.Time{})
 	send := func(chunk string) bool {
 		// The server's WriteTimeout would cut a live channel: each write gets its own deadline.
 		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
