@@ -61,7 +61,7 @@ func artifacts(t *testing.T) string {
 // seeded account.
 type server struct {
 	base, clientID, secret string
-	log                    *bytes.Buffer
+	log                    *lockedBuffer // its stderr
 }
 
 func startPixgate(t *testing.T) *server {
@@ -79,11 +79,11 @@ func startPixgate(t *testing.T) *server {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	s := &server{base: "http://" + addr, clientID: "browser-client", secret: rand.Text() + rand.Text(), log: &bytes.Buffer{}}
+	s := &server{base: "http://" + addr, clientID: "browser-client", secret: rand.Text() + rand.Text(), log: &lockedBuffer{}}
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "PIXGATE_ADDR="+addr, "PIXGATE_SANDBOX=true", "PIXGATE_STORE=memory",
 		"PIXGATE_SEED_CLIENTS=Padaria Pão Quente:"+s.clientID+":"+s.secret, "PIXGATE_LOG_LEVEL=warn")
-	cmd.Stdout, cmd.Stderr = io.Discard, &lockedWriter{w: s.log}
+	cmd.Stdout, cmd.Stderr = io.Discard, s.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -112,15 +112,22 @@ func startPixgate(t *testing.T) *server {
 	}
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// lockedBuffer collects a child's output, written by exec's copying goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // call sends a JSON request with the account's token and decodes the answer.
