@@ -282,10 +282,10 @@ func (s *Server) paymentPageRoutes(r *mux.Router) {
 	if d.Show == nil || d.Follow == nil {
 		return
 	}
-	get := []string{http.MethodGet, http.MethodHead}
-	r.Name("payment.page").Methods(get...).Path("/pay/{token}").HandlerFunc(s.payLimited(true, s.paymentPage))
-	r.Name("payment.status").Methods(get...).Path("/pay/{token}/status").HandlerFunc(s.payLimited(false, s.paymentStatus))
-	r.Name("payment.events").Methods(get...).Path("/pay/{token}/events").HandlerFunc(s.payLimited(false, s.paymentEvents))
+	// HEAD reaches them as GET (headAsGet), as every route's.
+	r.Name("payment.page").Methods(http.MethodGet).Path("/pay/{token}").HandlerFunc(s.payLimited(true, s.paymentPage))
+	r.Name("payment.status").Methods(http.MethodGet).Path("/pay/{token}/status").HandlerFunc(s.payLimited(false, s.paymentStatus))
+	r.Name("payment.events").Methods(http.MethodGet).Path("/pay/{token}/events").HandlerFunc(s.payLimited(false, s.paymentEvents))
 }
 
 // payHeaders are the security headers of every /pay answer.
@@ -460,7 +460,8 @@ func (s *Server) paymentEvents(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not hold the events back
-	if r.Method == http.MethodHead {
+	if requestMethod(r) == http.MethodHead {
+		// The headers, and no stream to hold open.
 		w.WriteHeader(http.StatusOK)
 		return
 	}

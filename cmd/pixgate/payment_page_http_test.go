@@ -144,6 +144,10 @@ func TestPaymentPage(t *testing.T) {
 		if s := e.do("HEAD", page+"/status", "", nil); s.status != http.StatusOK || len(s.body) != 0 {
 			t.Fatalf("HEAD status route %d", s.status)
 		}
+		if s := e.do("HEAD", page+"/events", "", nil); s.status != http.StatusOK || len(s.body) != 0 ||
+			s.header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("HEAD of the live channel: %d %q (it must answer at once, holding nothing open)", s.status, s.header.Get("Content-Type"))
+		}
 		if s := e.do("HEAD", "/pay/"+strings.Repeat("x", 32), "", nil); s.status != http.StatusNotFound {
 			t.Fatalf("HEAD of an unknown page %d", s.status)
 		}

@@ -1040,8 +1040,7 @@ var secPublicRoutes = []string{
 	"POST /auth/token", "GET /auth/token", "POST /acquirer/pix", "GET /.well-known/jwks.json",
 	"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 	// The hosted payment page: its address is the capability.
-	"GET /pay/{token}", "HEAD /pay/{token}", "GET /pay/{token}/status", "HEAD /pay/{token}/status",
-	"GET /pay/{token}/events", "HEAD /pay/{token}/events",
+	"GET /pay/{token}", "GET /pay/{token}/status", "GET /pay/{token}/events",
 }
 
 func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
