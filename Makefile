@@ -4,7 +4,7 @@ GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: run build test test-unit test-integration lint fuzz bench load soak image
+.PHONY: run build test test-unit test-integration browser lint fuzz bench load soak image
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -16,13 +16,27 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/pixgate ./cmd/pixgate
 
 ## test: every test that must pass: lint, the product module with -race, and the test/ module
-test: lint test-unit test-integration
+## (whose browser test needs Chromium: installed here with apt-get when missing, if we may)
+test: lint test-unit browser test-integration
 
 test-unit:
 	$(GO) test -race -count=1 ./...
 
 test-integration:
 	cd test && $(GO) test -race -count=1 -timeout 30m ./...
+
+## browser: install Debian's chromium for the payment page's browser test (test/browser) when it
+## is missing; without root or apt-get it says so, and the test skips (or fails in CI, which sets
+## PIXGATE_TEST_REQUIRE_BROWSER=1)
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+		else \
+			echo "Chromium is missing at $(CHROMIUM) and cannot be installed here (needs root and apt-get): the browser test will skip"; \
+		fi; \
+	fi
 
 ## lint: gofmt check and go vet, in both modules
 lint:

@@ -49,6 +49,19 @@ func (g *lcIDs) NewID() string {
 	return fmt.Sprintf("1c000000-0000-4000-8000-%012d", g.n)
 }
 
+// lcTokens makes distinct payment page tokens, as readable as lcIDs' ids.
+type lcTokens struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (g *lcTokens) NewCapability() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n++
+	return fmt.Sprintf("lc-payment-token-%012d", g.n)
+}
+
 // lcEmitter writes a fake BR Code, or fails with err when set.
 type lcEmitter struct{ err error }
 
@@ -123,6 +136,9 @@ func (r *lcRepo) Create(_ context.Context, t *domain.Transaction) error {
 		if k := t.Idempotency().Key; k != "" && rec.AccountID == t.AccountID() && rec.Idempotency.Key == k {
 			return ports.ErrDuplicate
 		}
+		if rec.PaymentToken == t.PaymentToken() {
+			return ports.ErrDuplicate
+		}
 	}
 	rec := t.Record()
 	rec.Version = 1
@@ -161,6 +177,17 @@ func (r *lcRepo) Find(_ context.Context, id string) (*domain.Transaction, error)
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
 	return r.out(rec), nil
+}
+
+func (r *lcRepo) FindByPaymentToken(_ context.Context, token string) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if token != "" && rec.PaymentToken == token {
+			return r.out(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("payment token: %w", domain.ErrNotFound)
 }
 
 func (r *lcRepo) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {

@@ -59,7 +59,7 @@ func newLcWorld(t testing.TB) *lcWorld {
 		receiver: receiver,
 		ledger:   newLcLedger(), devolver: &lcAcquirer{},
 	}
-	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &lcIDs{}, w.clock)
+	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &lcIDs{}, &lcTokens{}, w.clock)
 	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &lcIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
 	w.expire = application.NewExpireTransactions(w.repo, w.clock)
 	w.pay = application.NewPaySandboxTransaction(w.repo, w.clock, w.fee, receiver)

@@ -28,7 +28,8 @@ type CreatedTransaction struct {
 	Replayed    bool
 }
 
-// CreateTransaction records a PIX charge: the transaction starts PENDING, the emitter produces
+// CreateTransaction records a PIX charge: the transaction starts PENDING with a fresh payment
+// page token (a random capability, never derived from its id), the emitter produces
 // the BR Code, the renderer draws its QR code, and the transaction is stored in
 // PIX_QRCODE_GENERATED with the event that notifies the merchant, in one write. When the
 // emitter fails, the transaction is stored FAILED with the error's text and the request fails
@@ -42,13 +43,15 @@ type CreateTransaction struct {
 	emitter  ports.PixEmitter
 	renderer ports.QRRenderer
 	ids      ports.IDGenerator
+	tokens   ports.CapabilityGenerator
 	clock    ports.Clock
 }
 
-// NewCreateTransaction builds the use case; every port is required.
-func NewCreateTransaction(repo ports.TransactionRepository, emitter ports.PixEmitter, renderer ports.QRRenderer, ids ports.IDGenerator, clock ports.Clock) *CreateTransaction {
-	requirePorts("NewCreateTransaction", repo, emitter, renderer, ids, clock)
-	return &CreateTransaction{repo: repo, emitter: emitter, renderer: renderer, ids: ids, clock: clock}
+// NewCreateTransaction builds the use case; every port is required. tokens makes the
+// capability of each charge's hosted payment page.
+func NewCreateTransaction(repo ports.TransactionRepository, emitter ports.PixEmitter, renderer ports.QRRenderer, ids ports.IDGenerator, tokens ports.CapabilityGenerator, clock ports.Clock) *CreateTransaction {
+	requirePorts("NewCreateTransaction", repo, emitter, renderer, ids, tokens, clock)
+	return &CreateTransaction{repo: repo, emitter: emitter, renderer: renderer, ids: ids, tokens: tokens, clock: clock}
 }
 
 // Execute creates the transaction for the caller's account.
@@ -61,7 +64,7 @@ func (uc *CreateTransaction) Execute(ctx context.Context, p domain.Principal, in
 
 	now := uc.clock.Now()
 	idem := domain.Idempotency{Key: in.IdempotencyKey, Fingerprint: in.Fingerprint}
-	t, err := domain.NewTransaction(uc.ids.NewID(), p.AccountID, uc.emitter.Acquirer(), in.Order, idem, now)
+	t, err := domain.NewTransaction(uc.ids.NewID(), uc.tokens.NewCapability(), p.AccountID, uc.emitter.Acquirer(), in.Order, idem, now)
 	if err != nil {
 		return CreatedTransaction{}, err
 	}

@@ -166,7 +166,7 @@ func newVfWorld(t *testing.T) *vfWorld {
 		at = at.Add(time.Second)
 	}
 
-	tx, err := domain.NewTransaction("tx1", vfAccount, "SANDBOX", domain.Order{Amount: 10000, PaymentMethod: domain.PaymentPIX,
+	tx, err := domain.NewTransaction("tx1", "payment-token-verify-0001", vfAccount, "SANDBOX", domain.Order{Amount: 10000, PaymentMethod: domain.PaymentPIX,
 		ExpirationSeconds: 3600, IsInfoProduct: true}, domain.Idempotency{}, at)
 	step(err)
 	step(tx.AttachPix(domain.PixResponse{URI: "000201", ExpiresAt: at.Add(time.Hour)}, at))

@@ -48,6 +48,11 @@ func newID() string {
 	return "00000000-0000-4000-8000-" + pad12(int(idCounter.Add(1)))
 }
 
+// newToken makes a distinct payment token of the right shape (tests need no randomness).
+func newToken() string {
+	return "payment-token-" + pad12(int(idCounter.Add(1)))
+}
+
 func pad12(n int) string {
 	s := []byte("000000000000")
 	for i := len(s) - 1; i >= 0 && n > 0; i-- {
@@ -95,7 +100,7 @@ func validIdempotency() domain.Idempotency {
 
 func newTx(t testing.TB, order domain.Order, now time.Time) *domain.Transaction {
 	t.Helper()
-	tx, err := domain.NewTransaction(newID(), accountID, acquirer, order, validIdempotency(), now)
+	tx, err := domain.NewTransaction(newID(), newToken(), accountID, acquirer, order, validIdempotency(), now)
 	if err != nil {
 		t.Fatalf("NewTransaction: %v", err)
 	}

@@ -144,6 +144,7 @@ type Payment struct {
 // an *InvalidTransitionError and changes nothing.
 type Transaction struct {
 	id             string
+	paymentToken   string
 	accountID      string
 	acquirer       string
 	order          Order
@@ -170,10 +171,15 @@ type Transaction struct {
 // ErrInvalidOrder reports an order that breaks an invariant of the domain.
 var ErrInvalidOrder = errors.New("invalid order")
 
-// NewTransaction starts a transaction in PENDING.
-func NewTransaction(id, accountID, acquirer string, order Order, idem Idempotency, now time.Time) (*Transaction, error) {
+// NewTransaction starts a transaction in PENDING. paymentToken is the capability of its hosted
+// payment page (ValidPaymentToken, never the id).
+func NewTransaction(id, paymentToken, accountID, acquirer string, order Order, idem Idempotency, now time.Time) (*Transaction, error) {
 	if id == "" || accountID == "" || acquirer == "" {
 		return nil, fmt.Errorf("%w: id, account and acquirer are required", ErrInvalidOrder)
+	}
+	if !ValidPaymentToken(paymentToken) || paymentToken == id {
+		return nil, fmt.Errorf("%w: the payment token must be %d to %d characters [A-Za-z0-9_-] and not the id",
+			ErrInvalidOrder, MinPaymentTokenLength, MaxPaymentTokenLength)
 	}
 	if _, err := NewAmount(int64(order.Amount)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOrder, err)
@@ -197,8 +203,8 @@ func NewTransaction(id, accountID, acquirer string, order Order, idem Idempotenc
 	}
 	now = now.UTC().Truncate(time.Millisecond)
 	return &Transaction{
-		id: id, accountID: accountID, acquirer: acquirer, order: order, idempotency: idem,
-		createdAt: now, status: TxPending,
+		id: id, paymentToken: paymentToken, accountID: accountID, acquirer: acquirer, order: order,
+		idempotency: idem, createdAt: now, status: TxPending,
 		history: []StatusEntry[TransactionStatus]{{Status: TxPending, Date: now}},
 	}, nil
 }
@@ -206,6 +212,7 @@ func NewTransaction(id, accountID, acquirer string, order Order, idem Idempotenc
 // TransactionRecord is everything a storage adapter keeps of a transaction.
 type TransactionRecord struct {
 	ID, AccountID, Acquirer string
+	PaymentToken            string
 	Order                   Order
 	Idempotency             Idempotency
 	CreatedAt               time.Time
@@ -228,7 +235,7 @@ type TransactionRecord struct {
 // storage adapters, for records this program wrote itself: it does not validate.
 func UnmarshalTransactionFromDatabase(r TransactionRecord) *Transaction {
 	return &Transaction{
-		id: r.ID, accountID: r.AccountID, acquirer: r.Acquirer, order: r.Order,
+		id: r.ID, paymentToken: r.PaymentToken, accountID: r.AccountID, acquirer: r.Acquirer, order: r.Order,
 		idempotency: r.Idempotency, createdAt: r.CreatedAt.UTC(), status: r.Status,
 		history: slices.Clone(r.History), pix: r.Pix, amountPaid: r.AmountPaid, paymentDate: r.PaymentDate,
 		infractionDate: r.InfractionDate, errorMessage: r.ErrorMessage, endToEnd: r.EndToEnd,
@@ -240,7 +247,7 @@ func UnmarshalTransactionFromDatabase(r TransactionRecord) *Transaction {
 // Record is the transaction as a storage adapter keeps it.
 func (t *Transaction) Record() TransactionRecord {
 	return TransactionRecord{
-		ID: t.id, AccountID: t.accountID, Acquirer: t.acquirer, Order: t.order,
+		ID: t.id, PaymentToken: t.paymentToken, AccountID: t.accountID, Acquirer: t.acquirer, Order: t.order,
 		Idempotency: t.idempotency, CreatedAt: t.createdAt, Status: t.status,
 		History: slices.Clone(t.history), Pix: t.pix, AmountPaid: t.amountPaid,
 		PaymentDate: t.paymentDate, InfractionDate: t.infractionDate,
@@ -252,6 +259,7 @@ func (t *Transaction) Record() TransactionRecord {
 
 func (t *Transaction) ID() string                                { return t.id }
 func (t *Transaction) AccountID() string                         { return t.accountID }
+func (t *Transaction) PaymentToken() string                      { return t.paymentToken }
 func (t *Transaction) Acquirer() string                          { return t.acquirer }
 func (t *Transaction) Order() Order                              { return t.order }
 func (t *Transaction) Amount() Cents                             { return t.order.Amount }

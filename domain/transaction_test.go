@@ -477,7 +477,7 @@ func TestNewTransaction(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := validOrder()
 			c.change(&o)
-			tx, err := domain.NewTransaction(newID(), accountID, acquirer, o, validIdempotency(), base)
+			tx, err := domain.NewTransaction(newID(), newToken(), accountID, acquirer, o, validIdempotency(), base)
 			if c.ok {
 				if err != nil || tx == nil {
 					t.Fatalf("NewTransaction: %v", err)
@@ -494,7 +494,7 @@ func TestNewTransaction(t *testing.T) {
 		t.Run("an amount out of range reports the amount", func(t *testing.T) {
 			o := validOrder()
 			o.Amount = amount
-			_, err := domain.NewTransaction(newID(), accountID, acquirer, o, validIdempotency(), base)
+			_, err := domain.NewTransaction(newID(), newToken(), accountID, acquirer, o, validIdempotency(), base)
 			var oor domain.ErrAmountOutOfRange
 			if !errors.As(err, &oor) || oor.Amount != amount {
 				t.Fatalf("error %v, want ErrAmountOutOfRange{%d}", err, amount)
@@ -508,7 +508,7 @@ func TestNewTransaction(t *testing.T) {
 		{"an empty acquirer is refused", newID(), accountID, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := domain.NewTransaction(c.id, c.account, c.acq, validOrder(), validIdempotency(), base); !errors.Is(err, domain.ErrInvalidOrder) {
+			if _, err := domain.NewTransaction(c.id, newToken(), c.account, c.acq, validOrder(), validIdempotency(), base); !errors.Is(err, domain.ErrInvalidOrder) {
 				t.Fatalf("error %v, want ErrInvalidOrder", err)
 			}
 		})
@@ -518,7 +518,7 @@ func TestNewTransaction(t *testing.T) {
 		id := newID()
 		o := validOrder()
 		now := base.In(saoPaulo)
-		tx, err := domain.NewTransaction(id, accountID, acquirer, o, validIdempotency(), now)
+		tx, err := domain.NewTransaction(id, newToken(), accountID, acquirer, o, validIdempotency(), now)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func TestRandomTransactionWalks(t *testing.T) {
 func transactionWalk(t *testing.T, rng *rand.Rand, walk int, reached map[domain.TransactionStatus]int) {
 	clock := &walkClock{now: base.Add(time.Duration(rng.Int64N(int64(time.Hour)))), rng: rng}
 	order := walkOrder(rng)
-	tx, err := domain.NewTransaction(newID(), accountID, acquirer, order, validIdempotency(), clock.now)
+	tx, err := domain.NewTransaction(newID(), newToken(), accountID, acquirer, order, validIdempotency(), clock.now)
 	if err != nil {
 		t.Fatalf("walk %d: NewTransaction: %v", walk, err)
 	}

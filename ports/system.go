@@ -14,3 +14,12 @@ type Clock interface {
 type IDGenerator interface {
 	NewID() string
 }
+
+// CapabilityGenerator makes the secret tokens of capability URLs (a transaction's hosted
+// payment page, /pay/<token>): at least 128 bits from a cryptographic random source, written
+// in the URL-safe base64 alphabet without padding (domain.ValidPaymentToken). NewCapability is
+// safe for concurrent use and never fails: an implementation that cannot read randomness
+// panics, as crypto/rand does.
+type CapabilityGenerator interface {
+	NewCapability() string
+}

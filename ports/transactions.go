@@ -48,7 +48,7 @@ type TransactionPage struct {
 // reached answers ErrUnavailable. Aggregates returned are the caller's own copies.
 type TransactionRepository interface {
 	// Create stores a new transaction and its raised events. It answers ErrDuplicate when the
-	// id exists, or when the account already has a transaction with the same non-empty
+	// id exists, when another transaction has the same payment token, or when the account already has a transaction with the same non-empty
 	// idempotency key (the caller then reads the winner with GetByIdempotencyKey).
 	Create(ctx context.Context, t *domain.Transaction) error
 
@@ -61,6 +61,12 @@ type TransactionRepository interface {
 	// Find returns a transaction whatever its account. It exists for the acquirer's
 	// notifications and the background sweepers, never for a merchant's request.
 	Find(ctx context.Context, id string) (*domain.Transaction, error)
+
+	// FindByPaymentToken returns the transaction whose hosted payment page token is token,
+	// whatever its account (the page is a capability URL: the token is the authority), or
+	// domain.ErrNotFound. The look-up is by an index (never a scan), so an unknown token costs
+	// what a known one does.
+	FindByPaymentToken(ctx context.Context, token string) (*domain.Transaction, error)
 
 	// List returns one page of the transactions matching f, ordered by createdAt descending,
 	// then id descending. A page past the end has no items and the right Total.

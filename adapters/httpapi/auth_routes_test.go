@@ -230,6 +230,7 @@ func (g authFailingGranter) Execute(context.Context, string, string, []domain.Sc
 // are interface values whose methods panic.
 type (
 	authUnusedTransactions struct{ ports.TransactionRepository }
+	authUnusedTokens       struct{ ports.CapabilityGenerator }
 	authUnusedEmitter      struct{ ports.PixEmitter }
 	authUnusedRenderer     struct{ ports.QRRenderer }
 	authUnusedAcquirer     struct{ ports.Acquirer }
@@ -261,7 +262,7 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 	ids := authTestIDs{}
 	deps := httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(tokens, accounts),
-		CreateTransaction: application.NewCreateTransaction(authUnusedTransactions{}, authUnusedEmitter{}, authUnusedRenderer{}, ids, clock),
+		CreateTransaction: application.NewCreateTransaction(authUnusedTransactions{}, authUnusedEmitter{}, authUnusedRenderer{}, ids, authUnusedTokens{}, clock),
 		GetTransaction:    application.NewGetTransaction(authUnusedTransactions{}),
 		ListTransactions:  application.NewListTransactions(authUnusedTransactions{}),
 		RefundTransaction: application.NewRefundTransaction(authUnusedTransactions{}, authUnusedAcquirer{}, ids, clock, func(error) {}),

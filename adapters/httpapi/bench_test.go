@@ -117,14 +117,14 @@ func BenchmarkTransactionJSON(b *testing.B) {
 	b.Run("view", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = viewTransaction(t)
+			_ = viewTransaction(t, "https://pay.example.com")
 		}
 	})
 	b.Run("marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		var n int
 		for b.Loop() {
-			out, err := json.Marshal(viewTransaction(t))
+			out, err := json.Marshal(viewTransaction(t, "https://pay.example.com"))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func BenchmarkTransactionJSON(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			w := httptest.NewRecorder()
-			writeJSON(w, http.StatusOK, viewTransaction(t))
+			writeJSON(w, http.StatusOK, viewTransaction(t, "https://pay.example.com"))
 		}
 	})
 	// What writeJSON would cost encoding straight into the writer (json.Encoder reuses its
@@ -148,7 +148,7 @@ func BenchmarkTransactionJSON(b *testing.B) {
 			w := httptest.NewRecorder()
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
-			if err := json.NewEncoder(w).Encode(viewTransaction(t)); err != nil {
+			if err := json.NewEncoder(w).Encode(viewTransaction(t, "https://pay.example.com")); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -172,7 +172,7 @@ func benchTransaction(b *testing.B) *domain.Transaction {
 		b.Fatal(fields)
 	}
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	t, err := domain.NewTransaction("3f1c2a9e-8b7d-4c6e-9a5f-0123456789ab", "acc-bench", "SANDBOX", req.order(),
+	t, err := domain.NewTransaction("3f1c2a9e-8b7d-4c6e-9a5f-0123456789ab", "payment-token-bench-00001", "acc-bench", "SANDBOX", req.order(),
 		domain.Idempotency{Key: *req.IdempotencyKey}, now)
 	if err != nil {
 		b.Fatal(err)

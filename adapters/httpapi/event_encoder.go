@@ -10,9 +10,12 @@ import (
 
 // EventEncoder writes the body of a webhook notification (README, Webhooks):
 // {"id", "type", "createdAt", "data"}, where data is the resource exactly as its GET answers
-// it, masking included, as it was right after the transition (the event's snapshot). It lives
-// here because the resource's JSON shape is this adapter's to define.
-type EventEncoder struct{}
+// it, masking included, paymentUrl included, as it was right after the transition (the event's
+// snapshot). It lives here because the resource's JSON shape is this adapter's to define.
+type EventEncoder struct {
+	// PublicURL is the base of payment page addresses, as Config.PublicURL.
+	PublicURL string
+}
 
 var _ ports.EventEncoder = EventEncoder{}
 
@@ -24,11 +27,11 @@ type eventBody struct {
 }
 
 // EncodeEvent implements ports.EventEncoder.
-func (EventEncoder) EncodeEvent(e domain.Event) ([]byte, error) {
+func (enc EventEncoder) EncodeEvent(e domain.Event) ([]byte, error) {
 	body := eventBody{ID: e.ID, Type: e.Type, CreatedAt: isoTime(e.CreatedAt)}
 	switch {
 	case e.Kind == domain.ResourceTransaction && e.Transaction != nil:
-		body.Data = viewTransaction(e.Transaction)
+		body.Data = viewTransaction(e.Transaction, enc.PublicURL)
 	case e.Kind == domain.ResourceWithdrawal && e.Withdrawal != nil:
 		body.Data = viewWithdrawal(e.Withdrawal)
 	default:

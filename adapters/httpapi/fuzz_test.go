@@ -110,14 +110,14 @@ func FuzzCreateTransactionRequest(f *testing.F) {
 		}
 		_ = fingerprint(raw)
 		order := req.order()
-		tx, err := domain.NewTransaction("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "account", "SANDBOX", order, domain.Idempotency{}, now)
+		tx, err := domain.NewTransaction("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "payment-token-fuzz-000001", "account", "SANDBOX", order, domain.Idempotency{}, now)
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts an order the domain refuses (a 500): %v", body, err)
 		}
-		if v := viewTransaction(tx); v.Amount != int64(order.Amount) {
+		if v := viewTransaction(tx, "https://pay.example.com"); v.Amount != int64(order.Amount) {
 			t.Fatalf("%q: the view shows amount %d, want %d", body, v.Amount, order.Amount)
 		}
-		if _, err := json.Marshal(viewTransaction(tx)); err != nil {
+		if _, err := json.Marshal(viewTransaction(tx, "https://pay.example.com")); err != nil {
 			t.Fatalf("%q: the transaction view does not marshal: %v", body, err)
 		}
 	})

@@ -65,7 +65,7 @@ func (s *Server) sandboxStep(step sandboxTransactionStep) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, viewTransaction(t))
+		writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
 	}
 }
 
@@ -212,5 +212,5 @@ func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewTransaction(t))
+	writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
 }

@@ -53,6 +53,9 @@ func (s secFailingStore) GetByIdempotencyKey(context.Context, string, string) (*
 func (s secFailingStore) Find(context.Context, string) (*domain.Transaction, error) {
 	return nil, s.fail()
 }
+func (s secFailingStore) FindByPaymentToken(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
 func (s secFailingStore) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
 	return ports.TransactionPage{}, s.fail()
 }
@@ -90,6 +93,10 @@ type secIDs struct{}
 
 func (secIDs) NewID() string { return "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f" }
 
+type secTokens struct{}
+
+func (secTokens) NewCapability() string { return "sec-payment-token-0000001" }
+
 // secAcquirer takes every devolution and answers it later, by callback.
 type secAcquirer struct{}
 
@@ -123,7 +130,7 @@ func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Ser
 	logs := &secLog{}
 	s := New(Config{}, Deps{
 		Authenticator:     secAuthenticator{},
-		CreateTransaction: application.NewCreateTransaction(repo, emitter, secRenderer{}, secIDs{}, secClock{}),
+		CreateTransaction: application.NewCreateTransaction(repo, emitter, secRenderer{}, secIDs{}, secTokens{}, secClock{}),
 		GetTransaction:    application.NewGetTransaction(repo),
 		ListTransactions:  application.NewListTransactions(repo),
 		RefundTransaction: application.NewRefundTransaction(repo, secAcquirer{}, secIDs{}, secClock{}, func(error) {}),

@@ -33,6 +33,11 @@ type Config struct {
 	MaxBodyBytes int64
 	// Sandbox adds the /sandbox routes; they do not exist otherwise.
 	Sandbox bool
+	// PublicURL is the base address of the hosted payment pages (scheme and host, no trailing
+	// slash): each transaction's paymentUrl is PublicURL + "/pay/" + its token.
+	PublicURL string
+	// PaymentPage tunes the hosted payment page's limits (zero values take the defaults).
+	PaymentPage PaymentPageConfig
 }
 
 // Deps are the use cases and ports the handlers call. Authenticator and the transaction use
@@ -51,12 +56,13 @@ type Deps struct {
 	Logger  *slog.Logger
 
 	// Each route group's use cases, declared beside its routes.
-	Auth        AuthDeps       // auth_routes.go
-	Withdrawals WithdrawalDeps // withdrawal_routes.go
-	Sandbox     SandboxDeps    // sandbox_routes.go; registered only with Config.Sandbox
-	Acquirer    AcquirerDeps   // acquirer_routes.go
-	Webhooks    WebhookDeps    // webhook_routes.go
-	Ledger      LedgerDeps     // ledger_routes.go
+	Auth        AuthDeps        // auth_routes.go
+	Withdrawals WithdrawalDeps  // withdrawal_routes.go
+	Sandbox     SandboxDeps     // sandbox_routes.go; registered only with Config.Sandbox
+	Acquirer    AcquirerDeps    // acquirer_routes.go
+	Webhooks    WebhookDeps     // webhook_routes.go
+	Ledger      LedgerDeps      // ledger_routes.go
+	PaymentPage PaymentPageDeps // payment_page.go; registered when its use cases are set
 }
 
 // Server is the REST adapter. Build it with New and serve Handler().
@@ -65,6 +71,9 @@ type Server struct {
 	deps   Deps
 	log    *slog.Logger
 	router *mux.Router
+
+	payPage    *payPage      // the payment page's template and policy
+	payStreams *streamLimits // the payment page's open live channels
 }
 
 // New builds the server and its routes.
@@ -80,7 +89,9 @@ func New(cfg Config, deps Deps) *Server {
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, deps: deps, log: log}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	cfg.PaymentPage = cfg.PaymentPage.withDefaults()
+	s := &Server{cfg: cfg, deps: deps, log: log, payPage: loadPayPage(), payStreams: newStreamLimits(cfg.PaymentPage)}
 	s.router = s.routes()
 	return s
 }
@@ -125,6 +136,7 @@ func (s *Server) routes() *mux.Router {
 	s.ledgerRoutes(r)
 	s.acquirerRoutes(r)
 	s.webhookRoutes(r)
+	s.paymentPageRoutes(r)
 	if s.cfg.Sandbox {
 		s.sandboxRoutes(r)
 	}

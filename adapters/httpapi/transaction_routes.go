@@ -112,7 +112,7 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	w.Header().Set("Location", "/transaction/"+res.Transaction.ID())
-	writeJSON(w, http.StatusCreated, viewCreatedTransaction(res.Transaction))
+	writeJSON(w, http.StatusCreated, viewCreatedTransaction(res.Transaction, s.cfg.PublicURL))
 }
 
 func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
@@ -125,7 +125,7 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewTransaction(t))
+	writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) {
@@ -142,7 +142,7 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) {
 	out := listView{Total: list.Total, TotalPages: list.TotalPages, CurrentPage: list.CurrentPage,
 		PerPage: list.PerPage, Data: make([]transactionView, 0, len(list.Items))}
 	for _, t := range list.Items {
-		out.Data = append(out.Data, viewTransaction(t))
+		out.Data = append(out.Data, viewTransaction(t, s.cfg.PublicURL))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -182,7 +182,7 @@ func (s *Server) refundTransaction(w http.ResponseWriter, r *http.Request) {
 	if res.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	writeJSON(w, http.StatusAccepted, viewTransaction(res.Transaction))
+	writeJSON(w, http.StatusAccepted, viewTransaction(res.Transaction, s.cfg.PublicURL))
 }
 
 // emptyBody accepts an action request with no body, or an empty JSON object; anything else

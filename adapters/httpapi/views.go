@@ -184,6 +184,7 @@ type transactionView struct {
 	PaymentDate    *isoTime           `json:"paymentDate"`
 	InfractionDate *isoTime           `json:"infractionDate"`
 	PixResponse    *pixResponseView   `json:"pixResponse,omitempty"`
+	PaymentURL     string             `json:"paymentUrl,omitempty"`
 	ErrorMessage   *string            `json:"errorMessage"`
 	EndToEnd       string             `json:"endToEnd,omitempty"`
 	EndToEndRefund string             `json:"endToEndRefund,omitempty"`
@@ -220,7 +221,9 @@ func viewRefunds(refunds []domain.Refund) []refundView {
 	return out
 }
 
-func viewTransaction(t *domain.Transaction) transactionView {
+// viewTransaction shows t; payBase is the base of its hosted payment page's address
+// (Config.PublicURL).
+func viewTransaction(t *domain.Transaction, payBase string) transactionView {
 	o := t.Order()
 	v := transactionView{
 		ID: t.ID(), Acquirer: t.Acquirer(), Amount: int64(o.Amount), PaymentMethod: string(o.PaymentMethod),
@@ -229,7 +232,7 @@ func viewTransaction(t *domain.Transaction) transactionView {
 		StatusHistory: viewHistory(t.History()), UpdatedAt: isoTime(t.UpdatedAt()),
 		AmountPaid: centsPtr(t.AmountPaid()), PaymentDate: isoPtr(t.PaymentDate()),
 		InfractionDate: isoPtr(t.InfractionDate()), PixResponse: viewPix(t.Pix()),
-		ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
+		PaymentURL: paymentURL(payBase, t.PaymentToken()), ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
 		EndToEndRefund: t.EndToEndRefund(), Payer: viewHolder(t.Payer()),
 		Receiver: viewHolder(t.Receiver()), FeeAmount: centsPtr(t.FeeAmount()),
 		AmountRefunded: int64(t.AmountRefunded()), Refunds: viewRefunds(t.Refunds()),
@@ -251,8 +254,9 @@ func viewTransaction(t *domain.Transaction) transactionView {
 	return v
 }
 
-// createdTransactionView is the 201 body of POST /transaction: exactly the document's fields.
-// A replay rebuilds it from the stored transaction, byte for byte the same.
+// createdTransactionView is the 201 body of POST /transaction: exactly the document's fields,
+// and paymentUrl, the one extension. A replay rebuilds it from the stored transaction, byte for
+// byte the same.
 type createdTransactionView struct {
 	ID           string           `json:"id"`
 	ExternalCode string           `json:"externalCode,omitempty"`
@@ -260,13 +264,25 @@ type createdTransactionView struct {
 	Type         string           `json:"type"`
 	Status       string           `json:"status"`
 	PixResponse  *pixResponseView `json:"pixResponse,omitempty"`
+	PaymentURL   string           `json:"paymentUrl,omitempty"`
 }
 
-func viewCreatedTransaction(t *domain.Transaction) createdTransactionView {
+func viewCreatedTransaction(t *domain.Transaction, payBase string) createdTransactionView {
 	return createdTransactionView{
 		ID: t.ID(), ExternalCode: t.Order().ExternalCode, Amount: int64(t.Amount()), Type: "TRANSACTION",
 		Status: string(domain.TxPixQRCodeGenerated), PixResponse: viewPix(t.Pix()),
+		PaymentURL: paymentURL(payBase, t.PaymentToken()),
 	}
+}
+
+// paymentURL is the address of a transaction's hosted payment page, base + "/pay/" + token;
+// "" (left out of answers) for a transaction without a token, which no store keeps once it
+// has started.
+func paymentURL(base, token string) string {
+	if token == "" || base == "" {
+		return ""
+	}
+	return base + "/pay/" + token
 }
 
 type listView struct {

@@ -29,7 +29,9 @@ var _ ports.Pinger = (*Store)(nil)
 type Store struct {
 	mu sync.RWMutex
 
-	txByID     map[string]*domain.TransactionRecord
+	txByID map[string]*domain.TransactionRecord
+	// txByToken finds a transaction by its payment page token in O(1); a token never changes.
+	txByToken  map[string]*domain.TransactionRecord
 	txByStatus map[domain.TransactionStatus]map[string]*domain.TransactionRecord
 	wdByID     map[string]*domain.WithdrawalRecord
 	wdByStatus map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord
@@ -68,6 +70,7 @@ type accountData struct {
 func NewStore() *Store {
 	s := &Store{
 		txByID:     make(map[string]*domain.TransactionRecord),
+		txByToken:  make(map[string]*domain.TransactionRecord),
 		txByStatus: make(map[domain.TransactionStatus]map[string]*domain.TransactionRecord),
 		wdByID:     make(map[string]*domain.WithdrawalRecord),
 		wdByStatus: make(map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord),

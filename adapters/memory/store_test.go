@@ -247,7 +247,7 @@ func newTransaction(tb testing.TB, n int, account string, createdAt time.Time, w
 		order.WebhookURL = "https://shop.example.com/webhooks/pixgate"
 	}
 	id := uuid(1, n)
-	tx, err := domain.NewTransaction(id, account, "SANDBOX", order,
+	tx, err := domain.NewTransaction(id, "pt-"+id, account, "SANDBOX", order,
 		domain.Idempotency{Key: "order-" + id, Fingerprint: "4f9c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7"}, createdAt)
 	if err != nil {
 		tb.Fatal(err)

@@ -35,6 +35,9 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 	if _, ok := s.txByID[rec.ID]; ok {
 		return fmt.Errorf("transaction %s: %w", rec.ID, ports.ErrDuplicate)
 	}
+	if _, ok := s.txByToken[rec.PaymentToken]; ok && rec.PaymentToken != "" {
+		return fmt.Errorf("transaction payment token: %w", ports.ErrDuplicate)
+	}
 	if key := rec.Idempotency.Key; key != "" {
 		if l := s.accountOf(rec.AccountID, false); l != nil && l.txByKey[key] != nil {
 			return fmt.Errorf("transaction idempotency key: %w", ports.ErrDuplicate)
@@ -51,6 +54,9 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 	stored := new(domain.TransactionRecord)
 	*stored = ownTransaction(rec, nil)
 	s.txByID[stored.ID] = stored
+	if stored.PaymentToken != "" {
+		s.txByToken[stored.PaymentToken] = stored
+	}
 	indexStatus(s.txByStatus, stored.ID, "", stored.Status, stored)
 	l := s.accountOf(stored.AccountID, true)
 	l.insert(stored)
@@ -112,6 +118,21 @@ func (r *Transactions) Find(ctx context.Context, id string) (*domain.Transaction
 	rec := s.txByID[id]
 	if rec == nil {
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+	}
+	return transactionOut(rec), nil
+}
+
+// FindByPaymentToken implements ports.TransactionRepository with one map look-up.
+func (r *Transactions) FindByPaymentToken(ctx context.Context, token string) (*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec := s.txByToken[token]
+	if rec == nil || token == "" {
+		return nil, fmt.Errorf("transaction by payment token: %w", domain.ErrNotFound)
 	}
 	return transactionOut(rec), nil
 }
@@ -204,7 +225,7 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	}
 	rec, events := working.Record(), working.Events()
 	if rec.ID != stored.ID || rec.AccountID != stored.AccountID || !rec.CreatedAt.Equal(stored.CreatedAt) ||
-		rec.Idempotency != stored.Idempotency {
+		rec.Idempotency != stored.Idempotency || rec.PaymentToken != stored.PaymentToken {
 		return nil, fmt.Errorf("memory: the update of transaction %s changed its identity", id)
 	}
 	if err := s.events.admit(events); err != nil {

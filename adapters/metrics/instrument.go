@@ -86,6 +86,13 @@ func (r transactions) Find(ctx context.Context, id string) (*domain.Transaction,
 	return t, err
 }
 
+func (r transactions) FindByPaymentToken(ctx context.Context, token string) (*domain.Transaction, error) {
+	start := time.Now()
+	t, err := r.next.FindByPaymentToken(ctx, token)
+	r.m.timeCall("transactions", "FindByPaymentToken", start, err)
+	return t, err
+}
+
 func (r transactions) List(ctx context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
 	start := time.Now()
 	page, err := r.next.List(ctx, f, p)

@@ -28,7 +28,7 @@ func TestStatusChangesAndStoreOutcomesAreCounted(t *testing.T) {
 	repo := m.Transactions(memory.NewStore().Transactions())
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	tx, err := domain.NewTransaction("2b1c8f52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "acct", "SANDBOX",
+	tx, err := domain.NewTransaction("2b1c8f52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "payment-token-metrics-0001", "acct", "SANDBOX",
 		domain.Order{Amount: 1000, PaymentMethod: domain.PaymentPIX, IsInfoProduct: true, ExpirationSeconds: 1800}, domain.Idempotency{}, now)
 	if err != nil {
 		t.Fatal(err)

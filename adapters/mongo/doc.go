@@ -209,7 +209,8 @@
 // customer.document.value, search.phones (multikey) and externalCode; (accountId, <field>) for
 // search.name (a regular expression walks the account's keys), endToEnd, endToEndRefund and
 // amount. For the sweepers: (status, pix.expiresAt) on transactions and (status, updatedAt,
-// _id) on both collections. On withdrawals, (accountId, createdAt, _id) for an account's
+// _id) on both collections. payKey unique on transactions, for the payment page (created by
+// MigratePaymentTokens once every document has one). On withdrawals, (accountId, createdAt, _id) for an account's
 // withdrawals in order. ledgerDue on both, for Recover. On ledger, (accountId, seq) unique,
 // (accountId, createdAt, seq) for statements, open for Recover. On payments, (late, createdAt,
 // _id). Accounts by (createdAt, _id); credentials by (accountId, createdAt, _id), and slot

@@ -186,6 +186,20 @@ func idemSlot(key, id string) string {
 	return "key:" + key
 }
 
+// payKey is the value of the unique payKey index, by which the hosted payment page finds a
+// transaction: "tok:" and the SHA-256 of its payment token, so that the index compares a hash
+// of the secret and never the secret itself (a B-tree look-up compares keys byte by byte: a
+// timing difference could only tell how much of a hash matched, which says nothing about any
+// token). A transaction without a token (none is written so, see MigratePaymentTokens) gets
+// "id:" and its id, which is unique too, so that documents never collide on a missing key.
+func payKey(token, id string) string {
+	if token == "" {
+		return "id:" + id
+	}
+	sum := sha256.Sum256([]byte(token))
+	return "tok:" + hex.EncodeToString(sum[:])
+}
+
 // txFields are the fields of a transaction document that change with the aggregate. Update
 // writes them all with $set (no omitempty here, so that a cleared field is overwritten rather
 // than left behind), never touching _id or the outbox fields that dispatchers change
@@ -196,6 +210,8 @@ type txFields struct {
 	Idem            string       `bson:"idem"`
 	IdemKey         string       `bson:"idemKey"`
 	IdemFingerprint string       `bson:"idemFingerprint"`
+	PayToken        string       `bson:"payToken"` // the payment page's token, to build its URL
+	PayKey          string       `bson:"payKey"`   // payKey(PayToken, _id), the look-up key
 	CreatedAt       time.Time    `bson:"createdAt"`
 	UpdatedAt       time.Time    `bson:"updatedAt"`
 	Status          string       `bson:"status"`
@@ -384,6 +400,7 @@ func fromTransaction(t *domain.Transaction) txSnapshot {
 	f := txFields{
 		AccountID: r.AccountID, Acquirer: r.Acquirer,
 		Idem: idemSlot(r.Idempotency.Key, r.ID), IdemKey: r.Idempotency.Key, IdemFingerprint: r.Idempotency.Fingerprint,
+		PayToken: r.PaymentToken, PayKey: payKey(r.PaymentToken, r.ID),
 		CreatedAt: r.CreatedAt, UpdatedAt: t.UpdatedAt(), Status: string(r.Status), History: fromHistory(r.History),
 		Amount: int64(o.Amount), PaymentMethod: string(o.PaymentMethod), WebhookURL: o.WebhookURL,
 		ExternalCode: o.ExternalCode, IsInfoProduct: o.IsInfoProduct, Metadata: string(o.Metadata),
@@ -478,7 +495,7 @@ func (d *txSnapshot) toTransaction() (*domain.Transaction, error) {
 		return nil, fmt.Errorf("stored transaction %s: %w", d.ID, err)
 	}
 	r := domain.TransactionRecord{
-		ID: d.ID, AccountID: f.AccountID, Acquirer: f.Acquirer, Order: order,
+		ID: d.ID, AccountID: f.AccountID, Acquirer: f.Acquirer, Order: order, PaymentToken: f.PayToken,
 		Idempotency: domain.Idempotency{Key: f.IdemKey, Fingerprint: f.IdemFingerprint},
 		CreatedAt:   f.CreatedAt, Status: status, History: history,
 		AmountPaid: toCents(f.AmountPaid), PaymentDate: utcPtr(f.PaymentDate), InfractionDate: utcPtr(f.InfractionDate),

@@ -34,7 +34,7 @@ func richTransaction(t *testing.T) *domain.Transaction {
 		Items:    []domain.Item{{Title: "Camiseta", UnitPrice: 4995, Quantity: 2}},
 		Metadata: []byte(`{"a":1}`), ExpirationSeconds: 3600,
 	}
-	tx, err := domain.NewTransaction("3f0c9a52-8d1e-4b7a-9c2f-5e6d7a8b9c0d", "acc-1", "SANDBOX", order,
+	tx, err := domain.NewTransaction("3f0c9a52-8d1e-4b7a-9c2f-5e6d7a8b9c0d", "payment-token-documents-01", "acc-1", "SANDBOX", order,
 		domain.Idempotency{Key: "k-1", Fingerprint: "sha256:ab"}, t0.Add(123*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -129,7 +129,8 @@ var _ ports.Pinger = (*Store)(nil)
 
 // Open connects to the database, checks that it answers, creates the indexes the
 // repositories need (creating an index that exists is a no-op) and brings a database written
-// before the ledger to it (MigrateLedger). A database that cannot be reached answers
+// before the ledger to it (MigrateLedger), then gives transactions written before the hosted
+// payment page their tokens and indexes them (MigratePaymentTokens). A database that cannot be reached answers
 // ports.ErrUnavailable.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.URI == "" || cfg.Database == "" {
@@ -150,6 +151,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if m.Accounts > 0 || m.Entries > 0 {
 		cfg.Logger.Info("mongo: ledger migrated", "accounts", m.Accounts, "entries", m.Entries)
+	}
+	tokens, err := s.MigratePaymentTokens(ctx)
+	if err != nil {
+		_ = s.client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if tokens > 0 {
+		cfg.Logger.Info("mongo: payment tokens given to earlier transactions", "transactions", tokens)
 	}
 	return s, nil
 }

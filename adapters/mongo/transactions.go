@@ -32,7 +32,7 @@ var withoutOutbox = bson.D{{Key: "outbox", Value: 0}}
 // deliveries and its raised postings (a new transaction has none, but one built further along
 // may) posted as any change's are (see changes.go); then it records the version on t and
 // forgets the events and postings, as stored. The unique indexes on _id and (accountId, idem)
-// answer the duplicates.
+// answer the duplicates, and the unique payKey index a repeated payment token.
 func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transaction) error {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
@@ -55,6 +55,9 @@ func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transactio
 		dup, err := exists(ctx, r.coll, bson.D{{Key: "_id", Value: t.ID()}})
 		if err == nil && !dup {
 			dup, err = exists(ctx, r.coll, bson.D{{Key: "accountId", Value: t.AccountID()}, {Key: "idem", Value: doc.Fields.Idem}})
+		}
+		if err == nil && !dup {
+			dup, err = exists(ctx, r.coll, bson.D{{Key: "payKey", Value: doc.Fields.PayKey}})
 		}
 		if err != nil || dup {
 			return dupErr("transaction", t.ID(), err)
@@ -83,6 +86,17 @@ func (r *TransactionRepository) GetByIdempotencyKey(ctx context.Context, account
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
 	return r.findOne(ctx, bson.D{{Key: "accountId", Value: accountID}, {Key: "idem", Value: idemSlot(key, "")}})
+}
+
+// FindByPaymentToken finds a transaction of any account by its payment page token, through
+// the unique payKey index (see payKey: what the index compares is a hash of the token).
+func (r *TransactionRepository) FindByPaymentToken(ctx context.Context, token string) (*domain.Transaction, error) {
+	if token == "" {
+		return nil, fmt.Errorf("mongo find transaction by payment token: %w", domain.ErrNotFound)
+	}
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	return r.findOne(ctx, bson.D{{Key: "payKey", Value: payKey(token, "")}})
 }
 
 // Find returns transaction id of any account.

@@ -26,3 +26,17 @@ func TestClockIsUTC(t *testing.T) {
 		t.Fatalf("location = %v, want UTC", loc)
 	}
 }
+
+func TestCapabilitiesAreDistinctTokensOfAtLeast128Bits(t *testing.T) {
+	seen := map[string]bool{}
+	for i := 0; i < 1000; i++ {
+		tok := system.Capabilities{}.NewCapability()
+		if !domain.ValidPaymentToken(tok) || len(tok)*6 < 128 {
+			t.Fatalf("%q is not a payment token of at least 128 bits", tok)
+		}
+		if seen[tok] {
+			t.Fatalf("%q repeated", tok)
+		}
+		seen[tok] = true
+	}
+}

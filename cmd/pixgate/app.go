@@ -93,17 +93,21 @@ func secretHasher(cfg Config, log *slog.Logger) (*application.SecretHasher, erro
 // app is pixgate assembled: every adapter built and handed to the use cases that need it.
 // Each route group is wired in its own wire_*.go file.
 type app struct {
-	cfg      Config
-	log      *slog.Logger
-	clock    ports.Clock
-	ids      ports.IDGenerator
-	stores   stores
-	hasher   *application.SecretHasher
-	issuer   *jwtauth.Issuer
-	verifier ports.TokenVerifier
-	jwks     []byte // the JWKS document of verifier's keys
-	emitter  *pix.Emitter
-	renderer *qr.Renderer
+	cfg    Config
+	log    *slog.Logger
+	clock  ports.Clock
+	ids    ports.IDGenerator
+	tokens ports.CapabilityGenerator
+	stores stores
+	// publicURL is the base of the payment pages' addresses: PIXGATE_PUBLIC_URL, or the
+	// server's own address (serve sets the one it listens on).
+	publicURL string
+	hasher    *application.SecretHasher
+	issuer    *jwtauth.Issuer
+	verifier  ports.TokenVerifier
+	jwks      []byte // the JWKS document of verifier's keys
+	emitter   *pix.Emitter
+	renderer  *qr.Renderer
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
 	// API Pix, or none (devolutions.go).
 	acquirer ports.Acquirer
@@ -131,9 +135,14 @@ type job struct {
 // newApp assembles pixgate. Options adjust the app before anything is built (tests point the
 // webhook sender at their own resolver, for instance).
 func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*app)) (*app, error) {
-	a := &app{cfg: cfg, log: log, clock: system.Clock{}, ids: system.UUIDs{}}
+	a := &app{cfg: cfg, log: log, clock: system.Clock{}, ids: system.UUIDs{}, tokens: system.Capabilities{}}
 	for _, o := range options {
 		o(a)
+	}
+	if cfg.PublicURL != "" {
+		a.publicURL = cfg.PublicURL
+	} else if a.publicURL == "" {
+		a.publicURL = ownBaseURL(cfg.Addr)
 	}
 	var err error
 	if a.stores, err = openStores(ctx, cfg); err != nil {
@@ -178,7 +187,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 
 	deps := httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
-		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.clock),
+		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
@@ -191,13 +200,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if cfg.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()
 	}
-	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks}
+	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
 			return nil, err
 		}
 	}
-	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox}, deps)
+	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
+		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
 	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value
 	return a, nil
 }

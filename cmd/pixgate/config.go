@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -63,6 +64,12 @@ type Config struct {
 	WebhookWorkers  int
 	WebhookLease    time.Duration
 	MaxRequestBytes int64
+
+	PublicURL         string // https base of the payment pages; empty: the server's own address
+	PayRateLimitRPS   float64
+	PayRateLimitBurst int
+	PayStreamsCharge  int
+	PayStreamsAddress int
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -242,6 +249,37 @@ func settings() []setting {
 			c.TokenFailures = int(n)
 			return err
 		}},
+		{"PIXGATE_PUBLIC_URL", "", "https base URL at which payers reach pixgate: each transaction's paymentUrl is this base, /pay/ and its token. Empty: the server's own address (http://localhost:8080 for make run).", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			base, err := publicBaseURL(v)
+			c.PublicURL = base
+			return err
+		}},
+		{"PIXGATE_PAY_RATE_LIMIT_RPS", "5", "Requests a second per client address to the payment page and its status routes; 0 turns the limit off.", func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1e6 {
+				return fmt.Errorf("must be a number from 0 to 1000000")
+			}
+			c.PayRateLimitRPS = f
+			return nil
+		}},
+		{"PIXGATE_PAY_RATE_LIMIT_BURST", "30", "Burst of payment page requests per client address.", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 1_000_000)
+			c.PayRateLimitBurst = int(n)
+			return err
+		}},
+		{"PIXGATE_PAY_STREAMS_PER_CHARGE", "5", "Live channels (server-sent events) of the payment page open at once per charge.", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 10_000)
+			c.PayStreamsCharge = int(n)
+			return err
+		}},
+		{"PIXGATE_PAY_STREAMS_PER_ADDRESS", "20", "Live channels of the payment page open at once per client address.", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 100_000)
+			c.PayStreamsAddress = int(n)
+			return err
+		}},
 		{"PIXGATE_WEBHOOK_ALLOW_PRIVATE", "false", "Let webhooks reach loopback and private addresses (development and tests only).", boolSetting(func(c *Config) *bool { return &c.WebhookPrivate })},
 		{"PIXGATE_WEBHOOK_CA_FILE", "", "PEM file of extra CA certificates trusted for webhook receivers.", func(c *Config, v string) error {
 			c.WebhookCAFile = v
@@ -312,6 +350,32 @@ func acquirerAPIConfig(c Config) error {
 		return fmt.Errorf("PIXGATE_ACQUIRER_API_URL: not with PIXGATE_SANDBOX=true, whose acquirer answers devolutions itself")
 	}
 	return nil
+}
+
+// publicBaseURL checks PIXGATE_PUBLIC_URL: an absolute https URL with a host, maybe a path
+// prefix, and nothing else (no user info, query or fragment). It returns it without a trailing
+// slash.
+func publicBaseURL(v string) (string, error) {
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.Hostname() == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(v, "?") || strings.HasSuffix(v, "#") {
+		return "", fmt.Errorf("must be an https URL such as https://pay.example.com, without user info, query or fragment")
+	}
+	return strings.TrimRight(v, "/"), nil
+}
+
+// ownBaseURL is the address payment pages get without PIXGATE_PUBLIC_URL: the address the
+// server listens on, over http, with localhost for an unspecified host (":8080",
+// "0.0.0.0:8080"), so that make run's links open on the same machine.
+func ownBaseURL(listening string) string {
+	host, port, err := net.SplitHostPort(listening)
+	if err != nil {
+		return "http://" + listening
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 func hostPort(dst *string, v string) error {

@@ -37,6 +37,9 @@ func TestConfigBadValueStopsWithOneLineNamingTheVariable(t *testing.T) {
 		"PIXGATE_TOKEN_RATE_LIMIT_RPS":   "ten",
 		"PIXGATE_TOKEN_RATE_LIMIT_BURST": "-20",
 		"PIXGATE_TOKEN_FAILURE_LIMIT":    "60/min",
+		"PIXGATE_PUBLIC_URL":             "http://pay.shop.example",
+		"PIXGATE_PAY_STREAMS_PER_CHARGE": "0",
+		"PIXGATE_PAY_RATE_LIMIT_RPS":     "lots",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -84,6 +87,44 @@ func TestConfigBadValueStopsWithOneLineNamingTheVariable(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+func TestPublicURL(t *testing.T) {
+	for _, c := range []struct{ value, want string }{
+		{"https://pay.shop.example", "https://pay.shop.example"},
+		{"https://pay.shop.example/", "https://pay.shop.example"},
+		{"https://shop.example:8443/pixgate/", "https://shop.example:8443/pixgate"},
+	} {
+		t.Run(c.value+" is a base URL", func(t *testing.T) {
+			cfg, err := loadConfig(func(k string) string { return map[string]string{"PIXGATE_PUBLIC_URL": c.value}[k] })
+			if err != nil || cfg.PublicURL != c.want {
+				t.Fatalf("PublicURL = %q, %v; want %q", cfg.PublicURL, err, c.want)
+			}
+		})
+	}
+	for _, bad := range []string{"pay.shop.example", "ftp://pay.shop.example", "https://", "https://user:pw@pay.shop.example",
+		"https://pay.shop.example/?a=1", "https://pay.shop.example/#top", "https:///path"} {
+		t.Run(bad+" is refused", func(t *testing.T) {
+			if _, err := loadConfig(func(k string) string { return map[string]string{"PIXGATE_PUBLIC_URL": bad}[k] }); err == nil ||
+				!strings.HasPrefix(err.Error(), "PIXGATE_PUBLIC_URL:") {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+	for _, c := range []struct{ listening, want string }{
+		{":8080", "http://localhost:8080"},
+		{"[::]:8080", "http://localhost:8080"},
+		{"0.0.0.0:9000", "http://localhost:9000"},
+		{"127.0.0.1:43121", "http://127.0.0.1:43121"},
+		{"[::1]:8080", "http://[::1]:8080"},
+		{"pix.internal:8080", "http://pix.internal:8080"},
+	} {
+		t.Run("without it, a server listening on "+c.listening+" links to "+c.want, func(t *testing.T) {
+			if got := ownBaseURL(c.listening); got != c.want {
+				t.Fatalf("ownBaseURL(%q) = %q", c.listening, got)
+			}
+		})
+	}
 }
 
 // TestREADMEListsEveryVariable keeps the README's configuration table and the code's list of

@@ -58,12 +58,16 @@ func newEnv(t *testing.T, vars map[string]string, options ...func(*app)) *env {
 		t.Fatalf("config: %v", err)
 	}
 	logs := &syncBuffer{}
-	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), options...)
+	// The listener comes first, as in serve: payment page addresses name it.
+	srv := httptest.NewUnstartedServer(nil)
+	t.Cleanup(srv.Close)
+	own := func(a *app) { a.publicURL = "http://" + srv.Listener.Addr().String() }
+	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), append([]func(*app){own}, options...)...)
 	if err != nil {
 		t.Fatalf("building the app: %v", err)
 	}
-	srv := httptest.NewServer(a.server.Handler())
-	t.Cleanup(srv.Close)
+	srv.Config.Handler = a.server.Handler()
+	srv.Start()
 	return &env{t: t, app: a, srv: srv, log: logs}
 }
 

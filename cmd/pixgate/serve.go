@@ -19,7 +19,14 @@ import (
 // listening, when set, receives the bound address once the server accepts connections.
 func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening func(addr string)) error {
 	log := newLogger(cfg, stderr)
-	a, err := newApp(ctx, cfg, log)
+	// Listening comes first: without PIXGATE_PUBLIC_URL, payment page addresses are built from
+	// the address the server really listens on (a port 0 becomes the one the system chose).
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("PIXGATE_ADDR: %w", err)
+	}
+	defer ln.Close()
+	a, err := newApp(ctx, cfg, log, func(a *app) { a.publicURL = ownBaseURL(ln.Addr().String()) })
 	if err != nil {
 		return err
 	}
@@ -34,14 +41,9 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("PIXGATE_ADDR: %w", err)
-	}
 	if cfg.MetricsAddr != "" {
 		metricsLn, err := net.Listen("tcp", cfg.MetricsAddr)
 		if err != nil {
-			ln.Close()
 			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
 		}
 		metricsSrv := &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: 5 * time.Second}

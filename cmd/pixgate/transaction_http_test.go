@@ -51,14 +51,21 @@ func TestCreateTransaction201ReturnsExactlyTheDocumentFields(t *testing.T) {
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			want := []string{"amount", "id", "pixResponse", "status", "type"}
+			// The document's fields, and paymentUrl, the one extension.
+			want := []string{"amount", "id", "paymentUrl", "pixResponse", "status", "type"}
 			if body["externalCode"] != nil {
-				want = []string{"amount", "externalCode", "id", "pixResponse", "status", "type"}
+				want = []string{"amount", "externalCode", "id", "paymentUrl", "pixResponse", "status", "type"}
 			}
 			if !slices.Equal(keys, want) {
 				t.Fatalf("fields = %v, want %v", keys, want)
 			}
 			id := got["id"].(string)
+			payURL, _ := got["paymentUrl"].(string)
+			token, ok := strings.CutPrefix(payURL, e.srv.URL+"/pay/")
+			if !ok || !domain.ValidPaymentToken(token) || strings.Contains(payURL, id) ||
+				strings.Contains(token, strings.ReplaceAll(id, "-", "")) {
+				t.Fatalf("paymentUrl %q: want this server's /pay/<token>, a token that is not the id", payURL)
+			}
 			if !domain.IsUUIDv4(id) || strings.ToLower(id) != id {
 				t.Fatalf("id %q is not a lowercase UUID v4", id)
 			}

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -128,6 +129,9 @@ func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T
 	_ = json.Unmarshal(afterCreation.body, &get)
 	if a, b := mustJSON(t, data), mustJSON(t, get); a != b {
 		t.Fatalf("data differs from GET:\n%s\n%s", a, b)
+	}
+	if u, _ := data["paymentUrl"].(string); !strings.HasPrefix(u, e.srv.URL+"/pay/") {
+		t.Fatalf("data.paymentUrl = %q, want the charge's payment page on this server", u)
 	}
 
 	t.Run("the events route shows the delivery and its attempt", func(t *testing.T) {

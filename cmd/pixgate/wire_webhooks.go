@@ -21,7 +21,7 @@ func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	if err != nil {
 		return fmt.Errorf("PIXGATE_WEBHOOK_CA_FILE: %w", err)
 	}
-	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{}, sender, a.clock,
+	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{PublicURL: a.publicURL}, sender, a.clock,
 		application.DispatcherConfig{
 			Owner:        a.ids.NewID(), // one owner per process: leases tell instances apart
 			Concurrency:  a.cfg.WebhookWorkers,

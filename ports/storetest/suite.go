@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"reflect"
 	"strings"
@@ -32,6 +33,13 @@ var epoch = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 func minutes(n int) time.Time { return epoch.Add(time.Duration(n) * time.Minute) }
 
 // newID makes a random UUID v4, as the service's ids are.
+// newPaymentToken makes a random payment token, as the system adapter does.
+func newPaymentToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
@@ -90,6 +98,7 @@ type txSpec struct {
 	paid, fee domain.Cents // paid defaults to amount
 	endToEnd  string
 	refundE2E string
+	payToken  string // a fresh random token when empty
 }
 
 // transactionPaths are the transitions that reach each status from PENDING, one second apart.
@@ -135,7 +144,10 @@ func buildTransaction(t *testing.T, spec txSpec) *domain.Transaction {
 		ExternalCode: spec.external, Customer: spec.customer, IsInfoProduct: true,
 		ExpirationSeconds: domain.DefaultExpirationSeconds,
 	}
-	tx, err := domain.NewTransaction(spec.id, spec.account, "SANDBOX", order,
+	if spec.payToken == "" {
+		spec.payToken = newPaymentToken()
+	}
+	tx, err := domain.NewTransaction(spec.id, spec.payToken, spec.account, "SANDBOX", order,
 		domain.Idempotency{Key: spec.idemKey, Fingerprint: fingerprint(spec.idemKey)}, spec.createdAt)
 	if err != nil {
 		t.Fatalf("NewTransaction: %v", err)

@@ -402,6 +402,58 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("find by payment token returns the transaction whatever its account, as it is now", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		a := createTransaction(t, s, txSpec{account: newID()})
+		b := createTransaction(t, s, txSpec{account: newID()})
+		if _, err := s.Transactions.Update(ctx, b.AccountID(), b.ID(), func(tx *domain.Transaction) error {
+			return tx.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(1), EndToEnd: "E" + strings.ReplaceAll(b.ID(), "-", "")[:31]}, minutes(1))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			tx     *domain.Transaction
+			status domain.TransactionStatus
+		}{{a, domain.TxPixQRCodeGenerated}, {b, domain.TxPaid}} {
+			got, err := s.Transactions.FindByPaymentToken(ctx, c.tx.PaymentToken())
+			if err != nil || got.ID() != c.tx.ID() || got.AccountID() != c.tx.AccountID() || got.Status() != c.status {
+				t.Errorf("FindByPaymentToken(%s's token) = %v, %v; want it in %s", c.tx.ID(), got, err, c.status)
+				continue
+			}
+			if got.PaymentToken() != c.tx.PaymentToken() {
+				t.Errorf("token read back %q, want %q", got.PaymentToken(), c.tx.PaymentToken())
+			}
+		}
+	})
+
+	t.Run("an unknown, empty or id-shaped payment token is not found", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		tx := createTransaction(t, s, txSpec{account: newID()})
+		for _, token := range []string{newPaymentToken(), "", tx.ID(), tx.PaymentToken()[:len(tx.PaymentToken())-1]} {
+			if got, err := s.Transactions.FindByPaymentToken(ctx, token); !errors.Is(err, domain.ErrNotFound) {
+				t.Errorf("FindByPaymentToken(%q) = %v, %v; want ErrNotFound", token, got, err)
+			}
+		}
+	})
+
+	t.Run("a second transaction with an existing payment token is a duplicate, even in another account", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		first := createTransaction(t, s, txSpec{account: newID()})
+		for _, account := range []string{first.AccountID(), newID()} {
+			again := buildTransaction(t, txSpec{account: account, payToken: first.PaymentToken()})
+			if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
+				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
+			}
+		}
+		got, err := s.Transactions.FindByPaymentToken(ctx, first.PaymentToken())
+		if err != nil || got.ID() != first.ID() {
+			t.Errorf("FindByPaymentToken = %v, %v; want the first transaction", got, err)
+		}
+	})
+
 	t.Run("a list is ordered by createdAt descending, then id descending", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
@@ -633,7 +685,7 @@ func richTransaction(t *testing.T, account string) *domain.Transaction {
 		ExpirationSeconds: 3600,
 	}
 	created := minutes(0).Add(123 * time.Millisecond)
-	tx, err := domain.NewTransaction(newID(), account, "SANDBOX", order, domain.Idempotency{Key: "order-2026-0001", Fingerprint: "sha256:ab12"}, created)
+	tx, err := domain.NewTransaction(newID(), newPaymentToken(), account, "SANDBOX", order, domain.Idempotency{Key: "order-2026-0001", Fingerprint: "sha256:ab12"}, created)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	store := memory.NewStore()
 	m := metrics.New()
 	txs, wds, ledger := m.Transactions(store.Transactions()), m.Withdrawals(store.Withdrawals()), m.Ledger(store.Ledger())
-	create := application.NewCreateTransaction(txs, emitter, m.QRRenderer(renderer), ids, clock)
+	create := application.NewCreateTransaction(txs, emitter, m.QRRenderer(renderer), ids, system.Capabilities{}, clock)
 	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, Sandbox: true}, httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(verifier, accounts),
 		CreateTransaction: create,

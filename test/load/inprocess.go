@@ -90,7 +90,7 @@ func measureInProcess(ctx context.Context, o options, r *report, logf func(strin
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	store := memory.NewStore()
-	create := application.NewCreateTransaction(store.Transactions(), emitter, images, system.UUIDs{}, system.Clock{})
+	create := application.NewCreateTransaction(store.Transactions(), emitter, images, system.UUIDs{}, system.Capabilities{}, system.Clock{})
 	list := application.NewListTransactions(store.Transactions())
 	principal := domain.Principal{AccountID: "acc-load", ClientID: "load-client", Scopes: domain.AllScopes()}
 

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +12,13 @@ import (
 )
 
 // newID makes a random UUID v4, as the service's ids are.
+// newPaymentToken makes a random payment token, as the system adapter does.
+func newPaymentToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -24,7 +32,7 @@ var base = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 // paidTransaction is a transaction of account, PAID with amount and no fee, created at at.
 func paidTransaction(t testing.TB, account string, amount domain.Cents, at time.Time) *domain.Transaction {
 	t.Helper()
-	tx, err := domain.NewTransaction(newID(), account, "SANDBOX", domain.Order{
+	tx, err := domain.NewTransaction(newID(), newPaymentToken(), account, "SANDBOX", domain.Order{
 		Amount: amount, PaymentMethod: domain.PaymentPIX, IsInfoProduct: true,
 		ExpirationSeconds: domain.DefaultExpirationSeconds, WebhookURL: "https://shop.example.com/hooks",
 		Customer: &domain.Customer{Name: "Maria da Silva", Email: "maria@example.com", MobilePhone: "11987654321"},

@@ -328,7 +328,7 @@ func TestLedgerRecovery(t *testing.T) {
 func payWithoutPosting(t *testing.T, s *pixmongo.Store, db *mdb.Database, ctx context.Context) *domain.Transaction {
 	t.Helper()
 	account := newID()
-	tx, err := domain.NewTransaction(newID(), account, "SANDBOX", domain.Order{Amount: 1000, PaymentMethod: domain.PaymentPIX,
+	tx, err := domain.NewTransaction(newID(), newPaymentToken(), account, "SANDBOX", domain.Order{Amount: 1000, PaymentMethod: domain.PaymentPIX,
 		IsInfoProduct: true, ExpirationSeconds: domain.DefaultExpirationSeconds}, domain.Idempotency{}, base)
 	if err != nil {
 		t.Fatal(err)
