@@ -88,7 +88,7 @@ func TestParseMobile(t *testing.T) {
 	}
 }
 
-// Contract section 4: "2-digit area code (11 to 99)". Area codes ending in 0 lie in that range.
+// Area codes are two digits from 11 to 99 (Brazil's numbering plan): those ending in 0 lie in that range.
 func TestParsePhoneAcceptsEveryAreaCodeFrom11To99(t *testing.T) {
 	for area := 11; area <= 99; area++ {
 		code := string(rune('0'+area/10)) + string(rune('0'+area%10))

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -273,16 +272,10 @@ func measureLedgerMongo(parent context.Context, o options, root string, r *repor
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := build(parent, root, "./cmd/pixgate", tmp, "pixgate")
+	bin, ferretBin, err := buildMongoPhase(parent, root, tmp)
 	if err != nil {
 		return err
 	}
-	ferretBin, err := build(parent, filepath.Join(root, "test"), "./internal/ferretmain", tmp, "ferretmain")
-	if err != nil {
-		return err
-	}
-	// The phase's bound starts once its binaries are built: a cold build cache (a bare CI
-	// machine) must not eat the time the phase measures in.
 	ctx, cancel := context.WithTimeout(parent, s.bound)
 	defer cancel()
 	ferret, uri, err := startFerret(ctx, ferretBin, tmp)

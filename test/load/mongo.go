@@ -84,16 +84,10 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := build(parent, root, "./cmd/pixgate", tmp, "pixgate")
+	bin, ferretBin, err := buildMongoPhase(parent, root, tmp)
 	if err != nil {
 		return err
 	}
-	ferretBin, err := build(parent, filepath.Join(root, "test"), "./internal/ferretmain", tmp, "ferretmain")
-	if err != nil {
-		return err
-	}
-	// The phase's bound starts once its binaries are built: a cold build cache (a bare CI
-	// machine) must not eat the time the phase measures in.
 	ctx, cancel := context.WithTimeout(parent, o.mongoBound)
 	defer cancel()
 	ferret, uri, err := startFerret(ctx, ferretBin, tmp)
@@ -219,6 +213,17 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 		return err
 	}
 	return srv.stop()
+}
+
+// buildMongoPhase builds the binaries of a MongoDB phase into dir: pixgate and FerretDB. It
+// runs under the run's context, not the phase's bound: a cold build cache (a bare CI machine)
+// must not eat the time the phase measures in.
+func buildMongoPhase(ctx context.Context, root, dir string) (pixgate, ferret string, err error) {
+	if pixgate, err = build(ctx, root, "./cmd/pixgate", dir, "pixgate"); err != nil {
+		return "", "", err
+	}
+	ferret, err = build(ctx, filepath.Join(root, "test"), "./internal/ferretmain", dir, "ferretmain")
+	return pixgate, ferret, err
 }
 
 // startFerret runs test/internal/ferretmain on a free loopback port, its SQLite files under
