@@ -39,7 +39,7 @@ func TestSmokeRunsTheWholeHarness(t *testing.T) {
 		handWritten, beginMarker, endMarker, "smoke run",
 		"| GET /transaction/{id}, sustained throughput |", "| POST /transaction, sustained throughput |",
 		"| GET /transaction, 1% filter", "while POSTs saturate the CPU", "| heap per stored transaction at",
-		"MongoDB adapter (FerretDB on SQLite)", "| create: POST /transaction vs InsertOne |",
+		"MongoDB adapter (FerretDB on SQLite)", "| server memory per open payment page", "| create: POST /transaction vs InsertOne |",
 		"| GET /balance p99, in process", "| POST /withdrawal p99, in process", "| GET /balance/entries (first page) p99 at",
 		"| GET /balance p99, MongoDB adapter on FerretDB", "| POST /withdrawal p99, MongoDB adapter on FerretDB", "### The ledger", "**mongo POST /transaction**", "(a) bare net/http", "(b) QR renderer alone", "| in process |", "| HTTP |",
 	} {

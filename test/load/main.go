@@ -164,6 +164,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := measureLedgerInProcess(ctx, o, r, logf); err != nil {
 		return fmt.Errorf("the in-process ledger phase: %w", err)
 	}
+	if err := measurePaymentPages(ctx, o, root, r, logf); err != nil {
+		if o.short || ctx.Err() != nil {
+			return fmt.Errorf("the payment page phase: %w", err)
+		}
+		logf("the payment page phase failed: %v", err)
+		r.payPagesNote = fmt.Sprintf("not measured: the phase failed: %.300s", err)
+	}
 	if !o.mongo {
 		r.mongoNote = "not measured: skipped (-mongo=false)"
 	} else if err := measureMongo(ctx, o, root, r, logf); err != nil {

@@ -170,6 +170,8 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 				doc[i].Value = id
 			case "idem":
 				doc[i].Value = "id:" + id
+			case "payKey": // the payment page token's hash: unique, as the idempotency slot is
+				doc[i].Value = "raw:" + id
 			}
 		}
 		_, err := rawColl.InsertOne(ctx, doc)

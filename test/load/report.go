@@ -44,7 +44,10 @@ type report struct {
 	// The ledger phases (ledger.go); nil when they did not run, the notes then say why.
 	ledgerInProcess, ledgerMongo         *ledgerRun
 	ledgerInProcessNote, ledgerMongoNote string
-	ledgerMongoServerEnv                 []string
+	// payPages is the payment page phase; nil when it did not run, payPagesNote then says why.
+	payPages             *payPageRun
+	payPagesNote         string
+	ledgerMongoServerEnv []string
 }
 
 // The goals of issue 11.
@@ -160,6 +163,7 @@ func (r *report) markdown() string {
 			thousands(float64(f.Stored)), thousands(f.BytesPerTx), f.BytesPerTx/goalBytesPerTx, verdict(f.BytesPerTx <= goalBytesPerTx))
 	}
 	r.ledgerTargets(p)
+	r.payPageTarget(p)
 	if mg := r.mongo; mg != nil {
 		p("| MongoDB adapter (FerretDB on SQLite): POST and GET beside the raw driver | | POST %s (p99 %s), GET %s (p99 %s) | raw InsertOne %s, FindOne by _id %s | POST %s of inserts, GET %s of finds | measured |\n\n",
 			perSecond(mg.Post.Sustained.Throughput), ms(mg.Post.Sustained.P99), perSecond(mg.Get.Sustained.Throughput), ms(mg.Get.Sustained.P99),
