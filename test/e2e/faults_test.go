@@ -170,7 +170,7 @@ func TestKilledWhileDeliveringWebhooksDeliversEveryEventAfterTheLease(t *testing
 	p := s.startPixgate("pixgate", map[string]string{
 		"PIXGATE_WEBHOOK_ALLOW_PRIVATE": "true", // the receiver is on a private address
 		"PIXGATE_WEBHOOK_CA_FILE":       caFile,
-		"PIXGATE_WEBHOOK_WORKERS":       "3",
+		"PIXGATE_WEBHOOK_WORKERS":       "6", // one account gets at most half: three in flight
 		"PIXGATE_WEBHOOK_LEASE":         webhookLease.String(),
 	},
 		testcontainers.WithFiles(testcontainers.ContainerFile{Reader: bytes.NewReader(rc.caPEM), ContainerFilePath: caFile, FileMode: 0o644}),
