@@ -246,12 +246,10 @@ func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id
 	if err != nil {
 		return RefundOutcome{}, err
 	}
-	answer, _ := t.AsRefundRequested(req.ID)
+	// The answer is the transaction as this request left it, even when the acquirer settles
+	// the refund at once below: t is the stored copy of that moment, which send does not touch.
 	uc.send(ctx, t, req.ID)
-	if answer == nil {
-		answer = t
-	}
-	return RefundOutcome{Transaction: answer}, nil
+	return RefundOutcome{Transaction: t}, nil
 }
 
 // errReplayed stops an update whose request turned out to be a replay.
