@@ -13,14 +13,18 @@ import (
 )
 
 // RateLimiter limits requests per client account with a token bucket per account (README,
-// Rate limits). The limit holds per process: with N instances behind a balancer an account may
-// reach about N times the rate. Buckets of idle accounts are dropped once they are full again
+// Rate limits). A RateShare divides the limit among the live instances of the service;
+// without one the limit holds per process. Buckets of idle accounts are dropped once they are full again
 // (a new bucket starts full, so dropping a full one changes nothing), keeping memory bounded
 // however many accounts come and go. Safe for concurrent use.
 type RateLimiter struct {
-	rps   rate.Limit
-	burst int
-	clock ports.Clock
+	// configuredRPS and configuredBurst are the limit of the whole service; rps and burst are
+	// this instance's share of it (all of it until a RateShare says otherwise).
+	configuredRPS   rate.Limit
+	configuredBurst int
+	rps             rate.Limit
+	burst           int
+	clock           ports.Clock
 
 	mu        sync.Mutex
 	buckets   map[string]*rate.Limiter
@@ -36,7 +40,8 @@ func NewRateLimiter(rps float64, burst int, clock ports.Clock) *RateLimiter {
 	if burst < 1 {
 		burst = 1
 	}
-	return &RateLimiter{rps: rate.Limit(rps), burst: burst, clock: clock, buckets: map[string]*rate.Limiter{}}
+	return &RateLimiter{configuredRPS: rate.Limit(rps), configuredBurst: burst, rps: rate.Limit(rps), burst: burst,
+		clock: clock, buckets: map[string]*rate.Limiter{}}
 }
 
 // decision is the outcome of one request against its account's bucket.

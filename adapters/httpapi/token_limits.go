@@ -16,8 +16,8 @@ import (
 // 401) per client address caps how fast anyone can guess secrets, while many clients behind
 // one address keep getting their tokens as long as they do not fail. An address over its
 // failure budget gets 429 for every token request until the budget refills, since a guess
-// cannot be told from a good request before the secret is checked. The limits hold per
-// process. Safe for concurrent use; a nil *TokenLimits limits nothing.
+// cannot be told from a good request before the secret is checked. A RateShare divides both
+// among the live instances; without one they hold per process. Safe for concurrent use; a nil *TokenLimits limits nothing.
 type TokenLimits struct {
 	perClient *RateLimiter    // nil: off
 	failures  *failureBudgets // nil: off
@@ -29,7 +29,7 @@ type TokenLimits struct {
 func NewTokenLimits(clientRPS float64, clientBurst int, failuresPerMinute int, clock ports.Clock) *TokenLimits {
 	l := &TokenLimits{perClient: NewRateLimiter(clientRPS, clientBurst, clock)}
 	if failuresPerMinute > 0 {
-		l.failures = &failureBudgets{limit: float64(failuresPerMinute), clock: clock, budgets: map[string]*failureBudget{}}
+		l.failures = &failureBudgets{limit: float64(failuresPerMinute), configured: float64(failuresPerMinute), clock: clock, budgets: map[string]*failureBudget{}}
 	}
 	if l.perClient == nil && l.failures == nil {
 		return nil
@@ -42,8 +42,9 @@ func NewTokenLimits(clientRPS float64, clientBurst int, failuresPerMinute int, c
 // does not fail, so that concurrent guesses cannot overrun the budget. Budgets refill at limit
 // a minute; full ones are dropped, at most once a minute, keeping memory bounded.
 type failureBudgets struct {
-	limit float64
-	clock ports.Clock
+	limit      float64 // this instance's share of configured (see RateShare)
+	configured float64
+	clock      ports.Clock
 
 	mu        sync.Mutex
 	budgets   map[string]*failureBudget

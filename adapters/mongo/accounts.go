@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -89,10 +90,20 @@ func (r *AccountRepository) UpdateAccount(ctx context.Context, id string, fn fun
 		if err := fn(a); err != nil {
 			return err
 		}
+		// One writer per version across instances (claims.go): a replace is not atomic
+		// with its version check on every server.
+		c, ok, err := r.s.claimWrite(ctx, collAccounts+"/"+id+"/v"+strconv.FormatInt(d.Version, 10))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
 		res, err := r.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: d.Version}}, fromAccount(a, d.Version+1))
 		if err != nil {
 			return mapErr(ctx, "update account "+id, err)
 		}
+		c.release(ctx)
 		if res.MatchedCount == 1 {
 			return nil
 		}
@@ -221,12 +232,28 @@ func (r *AccountRepository) RevokeCredential(ctx context.Context, accountID, cli
 		return err
 	}
 	defer unlock()
+	// The revocation and the record of a use write the same document: one at a time across
+	// instances (see credentialClaim), or one could write back the other's read.
+	var c *claim
+	for attempt := 0; ; attempt++ {
+		var ok bool
+		if c, ok, err = r.s.claimWrite(ctx, credentialClaim(clientID)); err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return mapErr(ctx, "revoke credential "+clientID, err)
+		}
+	}
 	owned := bson.D{{Key: "_id", Value: clientID}, {Key: "accountId", Value: accountID}}
 	res, err := r.credentials.UpdateOne(ctx, append(owned, bson.E{Key: "revokedAt", Value: nil}),
 		bson.D{{Key: "$set", Value: bson.D{{Key: "revokedAt", Value: at.UTC()}}}, {Key: "$unset", Value: bson.D{{Key: "slot", Value: ""}}}})
 	if err != nil {
 		return mapErr(ctx, "revoke credential "+clientID, err)
 	}
+	c.release(ctx)
 	if res.MatchedCount == 1 {
 		return nil
 	}
@@ -245,12 +272,19 @@ func (r *AccountRepository) RecordCredentialUse(ctx context.Context, clientID st
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
 	at = at.UTC().Truncate(time.Millisecond)
+	// A record of use is a courtesy: while someone else writes the credential (a revocation,
+	// or another use just now) it is skipped, never waited for.
+	c, ok, err := r.s.claimWrite(ctx, credentialClaim(clientID))
+	if err != nil || !ok {
+		return err
+	}
 	res, err := r.credentials.UpdateOne(ctx, bson.D{{Key: "_id", Value: clientID}, {Key: "$or", Value: bson.A{
 		bson.D{{Key: "lastUsedAt", Value: nil}}, bson.D{{Key: "lastUsedAt", Value: bson.D{{Key: "$lt", Value: at}}}}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "lastUsedAt", Value: at}}}})
 	if err != nil {
 		return mapErr(ctx, "record use of credential "+clientID, err)
 	}
+	c.release(ctx)
 	if res.MatchedCount == 1 {
 		return nil
 	}
@@ -260,3 +294,7 @@ func (r *AccountRepository) RecordCredentialUse(ctx context.Context, clientID st
 	}
 	return mapErr(ctx, "record use of credential "+clientID, err)
 }
+
+// credentialClaim is the claim of credential clientID as a whole (claims.go): its writes, a
+// revocation and the records of its use, take turns under it.
+func credentialClaim(clientID string) string { return collCredentials + "/" + clientID }

@@ -160,11 +160,11 @@ func (c *checkedPostings) confirm(ctx context.Context) error {
 // stored change, so a failure is not the call's: it is logged, and Recover completes the work
 // (a mark left behind costs it one look at the resource, which shows the write; pending
 // postings wait in the document).
-func (s *Store) finish(ctx context.Context, held *checkedPostings, coll *mdb.Collection, id string, version int64, pending []postingDoc) {
+func (s *Store) finish(ctx context.Context, held *checkedPostings, coll *mdb.Collection, id string, version, outboxRev int64, pending []postingDoc) {
 	ctx, cancel := s.afterCall(ctx)
 	defer cancel()
 	err := held.confirm(ctx)
-	if _, perr := s.ledger.finishPending(ctx, coll, id, version, pending); perr != nil {
+	if _, perr := s.ledger.finishPending(ctx, coll, id, version, outboxRev, pending); perr != nil {
 		err = perr
 	}
 	if err != nil {
@@ -199,13 +199,15 @@ func (l *LedgerRepository) close(ctx context.Context, id string) error {
 	return mapErr(ctx, "close entry "+id, err)
 }
 
-// finishPending posts the pending postings of document id of coll, stored at version, and
-// then clears them from the document if it is still at that version. A write that got in
-// between carried them over (it only appends to the array) and its writer posts and clears
-// them; clearing them anyway would lose the ones it added. Posting is idempotent, so a posting
-// met twice (two writers, or a writer and Recover) is stored once. The caller holds the
-// document's lock. It reports how many entries it stored.
-func (l *LedgerRepository) finishPending(ctx context.Context, coll *mdb.Collection, id string, version int64, pending []postingDoc) (int, error) {
+// finishPending posts the pending postings of document id of coll, stored at version (with
+// outbox revision outboxRev), and then clears them from the document if it is still in that
+// state, under the claim of that state (claims.go). A write that got in between carried them
+// over (it only appends to the array) and its writer posts and clears them; clearing them
+// anyway would lose the ones it added. So does a writer holding the claim now: the clear is
+// left to it (or to Recover). Posting is idempotent, so a posting met twice (two writers, or a
+// writer and Recover) is stored once. The caller holds the document's lock. It reports how
+// many entries it stored.
+func (l *LedgerRepository) finishPending(ctx context.Context, coll *mdb.Collection, id string, version, outboxRev int64, pending []postingDoc) (int, error) {
 	if len(pending) == 0 {
 		return 0, nil
 	}
@@ -223,8 +225,15 @@ func (l *LedgerRepository) finishPending(ctx context.Context, coll *mdb.Collecti
 			n++
 		}
 	}
-	_, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: version}},
+	c, ok, err := l.s.claimWrite(ctx, stateKey(coll.Name(), id, version, outboxRev))
+	if err != nil || !ok {
+		return n, err
+	}
+	_, err = coll.UpdateOne(ctx, stateFilter(id, version, outboxRev),
 		bson.D{{Key: "$unset", Value: bson.D{{Key: "ledgerPending", Value: ""}, {Key: "ledgerDue", Value: ""}}}})
+	if err == nil {
+		c.release(ctx)
+	}
 	return n, mapErr(ctx, "clear the pending postings of "+id, err)
 }
 
@@ -254,6 +263,7 @@ func (s *Store) createDoc(ctx context.Context, coll *mdb.Collection, id string, 
 		}
 		return mapErr(ctx, what, err)
 	}
-	s.finish(ctx, held, coll, id, 1, pending)
+	// A new document is at version 1 and outbox revision 0.
+	s.finish(ctx, held, coll, id, 1, 0, pending)
 	return nil
 }

@@ -39,10 +39,11 @@ var _ ports.Outbox = (*Outbox)(nil)
 type outboxDoc struct {
 	ID        string       `bson:"_id"`
 	AccountID string       `bson:"accountId"`
+	Version   int64        `bson:"version"`
 	Box       outboxFields `bson:",inline"`
 }
 
-var outboxProjection = bson.D{{Key: "accountId", Value: 1}, {Key: "outbox", Value: 1}, {Key: "outboxDue", Value: 1}, {Key: "outboxRev", Value: 1}}
+var outboxProjection = bson.D{{Key: "accountId", Value: 1}, {Key: "version", Value: 1}, {Key: "outbox", Value: 1}, {Key: "outboxDue", Value: 1}, {Key: "outboxRev", Value: 1}}
 
 // source is one collection holding outboxes, and the kind of resource it holds.
 type source struct {
@@ -188,8 +189,10 @@ func (o *Outbox) lease(ctx context.Context, group []candidate, owner string, unt
 func elem(i int, field string) string { return "outbox." + strconv.Itoa(i) + "." + field }
 
 // writeOutbox applies set, unset and push to doc's outbox elements, with outboxDue recomputed
-// from doc.Box.Outbox (which the caller has already changed the same way), if the outbox's revision
-// is still the one read. It reports whether it was.
+// from doc.Box.Outbox (which the caller has already changed the same way), if the document is
+// still in the state read (its outbox revision, and its version: see stateFilter), under the
+// claim of that state (claims.go). It reports whether it was; a claim someone else holds is a
+// lost race too.
 func (o *Outbox) writeOutbox(ctx context.Context, src source, doc *outboxDoc, set, unset, push bson.D) (bool, error) {
 	if due := outboxDue(doc.Box.Outbox); due != nil {
 		set = append(set, bson.E{Key: "outboxDue", Value: *due})
@@ -211,10 +214,15 @@ func (o *Outbox) writeOutbox(ctx context.Context, src source, doc *outboxDoc, se
 		return false, err
 	}
 	defer unlock()
-	res, err := src.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: doc.ID}, {Key: "outboxRev", Value: doc.Box.OutboxRev}}, update)
+	c, ok, err := o.s.claimWrite(ctx, stateKey(src.coll.Name(), doc.ID, doc.Version, doc.Box.OutboxRev))
+	if err != nil || !ok {
+		return false, err
+	}
+	res, err := src.coll.UpdateOne(ctx, stateFilter(doc.ID, doc.Version, doc.Box.OutboxRev), update)
 	if err != nil {
 		return false, mapErr(ctx, "write outbox", err)
 	}
+	c.release(ctx)
 	return res.MatchedCount == 1, nil
 }
 

@@ -53,15 +53,16 @@ func (l *LedgerRepository) Recover(ctx context.Context) (int, error) {
 
 // pendingDoc is what Recover reads of a document with pending postings.
 type pendingDoc struct {
-	ID      string       `bson:"_id"`
-	Version int64        `bson:"version"`
-	Ledger  ledgerFields `bson:",inline"`
+	ID        string       `bson:"_id"`
+	Version   int64        `bson:"version"`
+	OutboxRev int64        `bson:"outboxRev"`
+	Ledger    ledgerFields `bson:",inline"`
 }
 
 func (l *LedgerRepository) recoverPending(ctx context.Context, coll *mdb.Collection, collName string, cutoff time.Time) (int, error) {
 	docs, err := findAll(ctx, coll, "find pending postings", bson.D{{Key: "ledgerDue", Value: bson.D{{Key: "$lte", Value: cutoff}}}},
 		options.Find().SetSort(bson.D{{Key: "ledgerDue", Value: 1}}).SetLimit(recoverBatch).
-			SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "ledgerPending", Value: 1}, {Key: "ledgerDue", Value: 1}}),
+			SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "outboxRev", Value: 1}, {Key: "ledgerPending", Value: 1}, {Key: "ledgerDue", Value: 1}}),
 		func(d *pendingDoc) (pendingDoc, error) { return *d, nil })
 	if err != nil {
 		return 0, err
@@ -84,7 +85,7 @@ func (l *LedgerRepository) recoverDoc(ctx context.Context, coll *mdb.Collection,
 		return 0, err
 	}
 	defer unlock()
-	return l.finishPending(ctx, coll, d.ID, d.Version, d.Ledger.LedgerPending)
+	return l.finishPending(ctx, coll, d.ID, d.Version, d.OutboxRev, d.Ledger.LedgerPending)
 }
 
 // settleOpen settles the entries opened before cutoff, through the index on open.

@@ -103,6 +103,7 @@ const (
 	collCredentials  = "credentials"
 	collLedger       = "ledger"
 	collPayments     = "payments"
+	collInstances    = "instances"
 )
 
 // Store is a connection to one MongoDB database and the repositories built on it. It is safe
@@ -117,6 +118,9 @@ type Store struct {
 	// set apart from locks: a writer holding a document's lock posts its entries, so it holds
 	// one of each, always in that order, and never two of one set.
 	ledgerLocks *localLocks
+	// claims holds the write claims that make writes to one document exclusive across
+	// instances (claims.go).
+	claims *mdb.Collection
 
 	transactions *TransactionRepository
 	withdrawals  *WithdrawalRepository
@@ -194,6 +198,7 @@ func connect(ctx context.Context, cfg Config) (*Store, error) {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	s.claims = s.db.Collection(collClaims)
 	s.transactions = &TransactionRepository{s: s, coll: s.db.Collection(collTransactions)}
 	s.withdrawals = &WithdrawalRepository{s: s, coll: s.db.Collection(collWithdrawals)}
 	s.ledger = &LedgerRepository{s: s, entries: s.db.Collection(collLedger), payments: s.db.Collection(collPayments),

@@ -235,13 +235,21 @@ func (r *TransactionRepository) Update(ctx context.Context, accountID, id string
 }
 
 // findForUpdate reads a transaction and the postings its document holds pending.
-func (r *TransactionRepository) findForUpdate(ctx context.Context, filter bson.D) (*domain.Transaction, []postingDoc, error) {
+func (r *TransactionRepository) findForUpdate(ctx context.Context, filter bson.D) (*domain.Transaction, docState, error) {
 	var d txDoc
 	if err := r.coll.FindOne(ctx, filter, options.FindOne().SetProjection(withoutOutbox)).Decode(&d); err != nil {
-		return nil, nil, mapErr(ctx, "get transaction", err)
+		return nil, docState{}, mapErr(ctx, "get transaction", err)
 	}
 	t, err := (&txSnapshot{ID: d.ID, Fields: d.Fields}).toTransaction()
-	return t, d.Ledger.LedgerPending, err
+	return t, docState{pending: d.Ledger.LedgerPending, outboxRev: d.Box.OutboxRev}, err
+}
+
+// docState is what an update reads of a document beside its aggregate: the postings it holds
+// pending, and the revision of its outbox, which with the version names the state the write
+// claims and is guarded by.
+type docState struct {
+	pending   []postingDoc
+	outboxRev int64
 }
 
 // aggregate is what updateVersioned needs of a Transaction or a Withdrawal.
@@ -263,7 +271,7 @@ type aggregate interface {
 // refusing on a later read, a posting refused, conflicts exhausted. A write that failed
 // otherwise (the database went away) may have happened, so they stay for Recover to judge.
 func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Collection, collName, accountID, id string,
-	find func(context.Context, bson.D) (A, []postingDoc, error), fn func(A) error, fields func(A) any) (A, error) {
+	find func(context.Context, bson.D) (A, docState, error), fn func(A) error, fields func(A) any) (A, error) {
 	var zero A
 	ctx, cancel := s.op(ctx)
 	defer cancel()
@@ -281,7 +289,7 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 				return zero, held.fail(ctx, mapErr(ctx, what, err))
 			}
 		}
-		a, stillPending, err := find(ctx, filter)
+		a, state, err := find(ctx, filter)
 		if err != nil {
 			return zero, held.fail(ctx, err)
 		}
@@ -297,27 +305,42 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 		if err := held.take(ctx, first); err != nil {
 			return zero, held.fail(ctx, err)
 		}
+		// The claim of the state read makes this writer the only one writing the document in
+		// that state, from any instance (claims.go); someone else holding it is a lost race.
+		c, ok, err := s.claimWrite(ctx, stateKey(collName, id, v, state.outboxRev))
+		if err != nil {
+			return zero, held.fail(ctx, err)
+		}
+		if !ok {
+			continue
+		}
 		events := a.Events()
 		a.ClearEvents()
 		a.SetVersion(v + 1)
-		ok, err := writeVersioned(ctx, coll, id, v, fields(a), events, pending, now)
+		ok, err = writeVersioned(ctx, coll, id, v, state.outboxRev, fields(a), events, pending, now)
 		if err != nil {
+			// The write may have happened: the claim stays, and goes stale.
 			return zero, mapErr(ctx, what, err)
 		}
+		c.release(ctx)
 		if ok {
-			s.finish(ctx, held, coll, id, v+1, append(stillPending, pending...))
+			rev := state.outboxRev
+			if len(events) > 0 {
+				rev++
+			}
+			s.finish(ctx, held, coll, id, v+1, rev, append(state.pending, pending...))
 			return a, nil
 		}
 	}
 	return zero, held.fail(ctx, fmt.Errorf("mongo %s: %w", what, ports.ErrVersionConflict))
 }
 
-// writeVersioned stores fields (which carry version v+1) over document id if its version is
-// still v, and appends the deliveries of events to its outbox and pending to its pending
+// writeVersioned stores fields (which carry version v+1) over document id if it is still in
+// the state the caller read and claimed (version v, outbox revision outboxRev), and appends the deliveries of events to its outbox and pending to its pending
 // postings in the same write. The outbox's revision moves too, so that an outbox write working
 // from an older read (see outbox.go) does not overwrite outboxDue without the new deliveries.
-// It reports whether the version matched.
-func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v int64, fields any, events []domain.Event,
+// It reports whether the state matched.
+func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v, outboxRev int64, fields any, events []domain.Event,
 	pending []postingDoc, now time.Time) (bool, error) {
 	update := bson.D{{Key: "$set", Value: fields}}
 	var push, lower bson.D
@@ -334,7 +357,7 @@ func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v int6
 	if len(push) > 0 {
 		update = append(update, bson.E{Key: "$push", Value: push}, bson.E{Key: "$min", Value: lower})
 	}
-	res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: v}}, update)
+	res, err := coll.UpdateOne(ctx, stateFilter(id, v, outboxRev), update)
 	if err != nil {
 		return false, err
 	}
@@ -374,4 +397,12 @@ var byLastChange = bson.D{{Key: "updatedAt", Value: 1}, {Key: "_id", Value: 1}}
 
 func statusUntil(status string, until time.Time) bson.D {
 	return bson.D{{Key: "status", Value: status}, {Key: "updatedAt", Value: bson.D{{Key: "$lte", Value: until.UTC()}}}}
+}
+
+// stateFilter matches document id in the state (version, outboxRev): the filter of every
+// write made under the claim of that state (see claimWrite). Guarding by the whole state, not
+// only by the counter the write moves, keeps a writer whose claim is of an older state from
+// writing beside the holder of the current one.
+func stateFilter(id string, version, outboxRev int64) bson.D {
+	return bson.D{{Key: "_id", Value: id}, {Key: "version", Value: version}, {Key: "outboxRev", Value: outboxRev}}
 }

@@ -108,13 +108,13 @@ func (r *WithdrawalRepository) findOne(ctx context.Context, filter bson.D) (*dom
 }
 
 // findForUpdate reads a withdrawal and the postings its document holds pending.
-func (r *WithdrawalRepository) findForUpdate(ctx context.Context, filter bson.D) (*domain.Withdrawal, []postingDoc, error) {
+func (r *WithdrawalRepository) findForUpdate(ctx context.Context, filter bson.D) (*domain.Withdrawal, docState, error) {
 	var d wdDoc
 	if err := r.coll.FindOne(ctx, filter, options.FindOne().SetProjection(withoutOutbox)).Decode(&d); err != nil {
-		return nil, nil, mapErr(ctx, "get withdrawal", err)
+		return nil, docState{}, mapErr(ctx, "get withdrawal", err)
 	}
 	w, err := (&wdSnapshot{ID: d.ID, Fields: d.Fields}).toWithdrawal()
-	return w, d.Ledger.LedgerPending, err
+	return w, docState{pending: d.Ledger.LedgerPending, outboxRev: d.Box.OutboxRev}, err
 }
 
 // Update is TransactionRepository.Update for withdrawals: read, apply fn, write guarded by the

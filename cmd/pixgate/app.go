@@ -35,7 +35,9 @@ type stores struct {
 	ledger       ports.Ledger
 	outbox       ports.Outbox
 	pinger       ports.Pinger
-	close        func(context.Context) error
+	// instances registers the live instances sharing the store (the shared rate limits).
+	instances ports.InstanceRegistry
+	close     func(context.Context) error
 }
 
 func openStores(ctx context.Context, cfg Config) (stores, error) {
@@ -44,7 +46,8 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 		s := memory.NewStore()
 		return stores{
 			accounts: memory.NewAccounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
-			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, close: func(context.Context) error { return nil },
+			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, instances: memory.NewInstances(),
+			close: func(context.Context) error { return nil },
 		}, nil
 	case "mongo":
 		s, err := mongo.Open(ctx, mongo.Config{URI: cfg.MongoURI, Database: cfg.MongoDatabase,
@@ -54,7 +57,7 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 		}
 		return stores{
 			accounts: s.Accounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
-			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, close: s.Close,
+			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, instances: s.Instances(), close: s.Close,
 		}, nil
 	}
 	return stores{}, fmt.Errorf("PIXGATE_STORE: store %q is not built in", cfg.Store)
@@ -206,6 +209,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 			return nil, err
 		}
 	}
+	// The rate limits of POST /transaction and of the token endpoint are the service's: each
+	// instance enforces its share, by the number of live instances registered in the store.
+	share := httpapi.NewRateShare(st.instances, a.ids.NewID(), a.clock, []*httpapi.RateLimiter{deps.RateLimiter}, deps.Auth.Limits)
+	a.jobs = append(a.jobs, job{name: "instance heartbeat", interval: httpapi.HeartbeatInterval, run: share.Beat})
+	a.stopping = append(a.stopping, share.Leave)
 	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
 		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
 	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value
