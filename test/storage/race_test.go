@@ -13,6 +13,25 @@ import (
 	"github.com/pixgate/pixgate/test/testdb"
 )
 
+// pendingTransaction is a transaction of account awaiting payment whose QR code expired at
+// expires.
+func pendingTransaction(t testing.TB, account string, created, expires time.Time) *domain.Transaction {
+	t.Helper()
+	tx, err := domain.NewTransaction(newID(), newPaymentToken(), account, "SANDBOX", domain.Order{
+		Amount: 1000, PaymentMethod: domain.PaymentPIX, IsInfoProduct: true,
+		ExpirationSeconds: domain.DefaultExpirationSeconds, WebhookURL: "https://shop.example.com/hooks",
+		Customer: &domain.Customer{Name: "Maria da Silva", Email: "maria@example.com", MobilePhone: "11987654321"},
+	}, domain.Idempotency{}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.AttachPix(domain.PixResponse{URI: "000201" + tx.ID(), QRCodePNG: []byte("\x89PNG" + tx.ID()),
+		ExpiresAt: expires}, created.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 // twoInstances opens the adapter twice on one database, as two pixgate processes would: two
 // clients, two sets of in-process locks, nothing shared but the server.
 func twoInstances(t *testing.T, tweak func(*pixmongo.Config)) (a, b *pixmongo.Store) {
@@ -130,16 +149,12 @@ func TestVersionConflict(t *testing.T) {
 	})
 }
 
-// TestConcurrentInstances races two instances through the database alone. It needs a server
-// that executes a conditional update atomically, as MongoDB does.
+// TestConcurrentInstances races two instances through the database alone: two clients, two
+// sets of in-process locks. Every write to a document claims the document's state under a
+// unique key first (the adapter's claims), so it holds on FerretDB v1, whose conditional
+// updates are not atomic between clients, as on MongoDB.
 func TestConcurrentInstances(t *testing.T) {
 	t.Parallel()
-	if testdb.Shared(t).FerretDB() {
-		t.Skip("FerretDB v1 does not execute a conditional update atomically (it reads the matching " +
-			"document, applies the update in memory and writes it back by _id), so two instances can " +
-			"both win; the adapter's in-process locks protect a single instance only. " +
-			"Run with " + testdb.EnvMongoImage + "=mongo:7 where a registry is reachable.")
-	}
 
 	t.Run("concurrent updates from two instances are all applied, none lost", func(t *testing.T) {
 		t.Parallel()
@@ -201,5 +216,181 @@ func TestConcurrentInstances(t *testing.T) {
 			})
 		}
 		wg.Wait()
+	})
+
+	t.Run("sweepers of two instances expire each charge once, with one event", func(t *testing.T) {
+		t.Parallel()
+		a, b := twoInstances(t, nil)
+		ctx := ctxTimeout(t, 2*time.Minute)
+		account := newID()
+		var txs []*domain.Transaction
+		for range 6 {
+			tx := pendingTransaction(t, account, base, base.Add(time.Minute))
+			if err := a.Transactions().Create(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+			txs = append(txs, tx)
+		}
+		now := base.Add(time.Hour)
+		failedEvent := domain.EventType(domain.ResourceTransaction, string(domain.TxFailed))
+		var expired atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 8 { // eight sweepers, four per instance, each over every charge
+			store := []*pixmongo.Store{a, b}[i%2]
+			wg.Go(func() {
+				for _, tx := range txs {
+					_, err := store.Transactions().Update(ctx, account, tx.ID(), func(cur *domain.Transaction) error {
+						if cur.Status() != domain.TxPixQRCodeGenerated {
+							return domain.ErrInvalidTransition
+						}
+						return cur.Expire(now)
+					})
+					switch {
+					case err == nil:
+						expired.Add(1)
+					case !errors.Is(err, domain.ErrInvalidTransition):
+						t.Errorf("Update: %v", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if n := expired.Load(); n != int64(len(txs)) {
+			t.Errorf("%d expiries succeeded for %d charges, want one each", n, len(txs))
+		}
+		for _, tx := range txs {
+			got, err := a.Transactions().Get(ctx, account, tx.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status() != domain.TxFailed || len(got.History()) != len(tx.History())+1 || got.Version() != tx.Version()+1 {
+				t.Errorf("%s: %s with %d history entries at version %d; want FAILED, %d, %d", tx.ID(), got.Status(),
+					len(got.History()), got.Version(), len(tx.History())+1, tx.Version()+1)
+			}
+			ds, err := b.Outbox().Deliveries(ctx, account, domain.ResourceTransaction, tx.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed := 0
+			for _, d := range ds {
+				if d.Event.Type == failedEvent {
+					failed++
+				}
+			}
+			if failed != 1 {
+				t.Errorf("%s: %d %s events, want 1", tx.ID(), failed, failedEvent)
+			}
+		}
+	})
+
+	t.Run("status changes and delivery leases from two instances lose neither", func(t *testing.T) {
+		t.Parallel()
+		a, b := twoInstances(t, nil)
+		ctx := ctxTimeout(t, 2*time.Minute)
+		tx := paidTransaction(t, newID(), 1000, base)
+		if err := a.Transactions().Create(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		const writers = 8
+		var wg sync.WaitGroup
+		for range writers {
+			wg.Go(func() {
+				if _, err := a.Transactions().Update(ctx, tx.AccountID(), tx.ID(), toggleDispute(base.Add(time.Hour))); err != nil {
+					t.Errorf("Update: %v", err)
+				}
+			})
+		}
+		var leased, recorded atomic.Int64
+		for i := range 4 { // the other instance's dispatchers lease and record deliveries meanwhile
+			owner := "dispatcher-" + string(rune('a'+i))
+			wg.Go(func() {
+				for range 4 {
+					ds, err := b.Outbox().Claim(ctx, owner, base.Add(2*time.Hour), time.Minute, 2, nil)
+					if err != nil {
+						t.Errorf("Claim: %v", err)
+						return
+					}
+					for _, d := range ds {
+						leased.Add(1)
+						err := b.Outbox().RecordAttempt(ctx, d.Event.ID, owner, ports.Attempt{At: base.Add(2 * time.Hour), StatusCode: 204},
+							ports.DeliveryDelivered, base.Add(2*time.Hour))
+						if err != nil {
+							t.Errorf("RecordAttempt: %v", err)
+							continue
+						}
+						recorded.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		got, err := a.Transactions().Get(ctx, tx.AccountID(), tx.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.History()) != len(tx.History())+writers || got.Version() != tx.Version()+writers {
+			t.Errorf("%d history entries at version %d after %d updates; want %d at %d",
+				len(got.History()), got.Version(), writers, len(tx.History())+writers, tx.Version()+writers)
+		}
+		ds, err := a.Outbox().Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// qrcode generated, paid, and one event per status change: none lost to a lease write.
+		if want := 2 + writers; len(ds) != want {
+			t.Errorf("%d deliveries, want %d", len(ds), want)
+		}
+		delivered := 0
+		for _, d := range ds {
+			if d.Status == ports.DeliveryDelivered {
+				delivered++
+				if len(d.Attempts) != 1 {
+					t.Errorf("event %s delivered with %d attempts recorded, want 1", d.Event.ID, len(d.Attempts))
+				}
+			}
+		}
+		if int64(delivered) != recorded.Load() {
+			t.Errorf("%d deliveries stored as delivered, %d attempts recorded (%d leased): a lease write lost", delivered, recorded.Load(), leased.Load())
+		}
+	})
+
+	t.Run("a revocation racing records of use from another instance stays", func(t *testing.T) {
+		t.Parallel()
+		a, b := twoInstances(t, nil)
+		ctx := ctxTimeout(t, 2*time.Minute)
+		acct, err := domain.NewAccount(newID(), "Loja", domain.AllScopes(), "whsec_x", base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Accounts().CreateAccount(ctx, acct); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 5 {
+			cred := domain.Credential{ClientID: newID(), AccountID: acct.ID(), SecretHash: []byte("hash"), CreatedAt: base}
+			if err := a.Accounts().CreateCredential(ctx, cred); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Go(func() {
+					if err := b.Accounts().RecordCredentialUse(ctx, cred.ClientID, base.Add(time.Duration(round*10+i)*time.Second)); err != nil {
+						t.Errorf("RecordCredentialUse: %v", err)
+					}
+				})
+			}
+			wg.Go(func() {
+				if err := a.Accounts().RevokeCredential(ctx, acct.ID(), cred.ClientID, base.Add(time.Hour)); err != nil {
+					t.Errorf("RevokeCredential: %v", err)
+				}
+			})
+			wg.Wait()
+			got, err := b.Accounts().GetCredential(ctx, cred.ClientID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.RevokedAt == nil {
+				t.Fatalf("round %d: the revocation of %s was lost to a record of use", round, cred.ClientID)
+			}
+		}
 	})
 }
