@@ -43,8 +43,11 @@ type claim struct {
 // claimed instead, and released with it. A stale claim whose write landed blocks nothing
 // (the document moved on to another state, whose key is another).
 func (s *Store) claimWrite(ctx context.Context, key string) (*claim, bool, error) {
-	now := s.cfg.Clock.Now().UTC().Truncate(time.Millisecond)
 	c := &claim{s: s}
+	if s.cfg.NoClaims {
+		return c, true, nil
+	}
+	now := s.cfg.Clock.Now().UTC().Truncate(time.Millisecond)
 	for gen := 0; gen < claimGenerations; gen++ {
 		id := key + "#" + strconv.Itoa(gen)
 		_, err := s.claims.InsertOne(ctx, claimDoc{ID: id, At: now})

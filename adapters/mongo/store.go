@@ -57,6 +57,12 @@ type Config struct {
 	// date theirs with the application's clock (default: the system's clock). Tests set it to
 	// look at the database from a later moment.
 	Clock ports.Clock
+	// NoClaims skips the write claims (claims.go) that keep two instances from writing one
+	// document at once. It is correct only when a single instance writes to the database (its
+	// in-process locks then suffice), or on a server that applies a conditional update
+	// atomically (MongoDB); never with several instances on FerretDB. pixgate leaves it off;
+	// the benchmarks set it to measure what the claims cost.
+	NoClaims bool
 	// Logger receives the one line of a ledger migration and the warnings of ledger work left
 	// to Recover (counts, ids and error texts only, never amounts or customer data); nil
 	// discards them.

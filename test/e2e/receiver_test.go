@@ -51,6 +51,15 @@ type receiver struct {
 	heldIDs   map[string]time.Time   // webhook-id -> when a held attempt arrived
 	delivered map[string][]time.Time // webhook-id -> every 2xx answer
 	badSigs   []string
+
+	// failFirst makes the receiver answer 503 to the first request of each event (it fails,
+	// then recovers for the retry); every answer comes after slow (a receiver that takes its
+	// time, so that attempts in flight would overlap if two ever ran at once).
+	failFirst bool
+	slow     time.Duration
+	attempts map[string]int // webhook-id -> requests received
+	active   map[string]int // webhook-id -> requests being answered now
+	overlaps []string       // webhook-ids that had two requests in flight at once
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -86,6 +95,8 @@ func newReceiver(t *testing.T) *receiver {
 		release:   make(chan struct{}),
 		heldIDs:   map[string]time.Time{},
 		delivered: map[string][]time.Time{},
+		attempts:  map[string]int{},
+		active:    map[string]int{},
 	}
 	rc.srv = &http.Server{
 		Handler:           http.HandlerFunc(rc.serve),
@@ -117,6 +128,28 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.Header.Get("webhook-id")
+	rc.mu.Lock()
+	rc.attempts[id]++
+	if rc.active[id]++; rc.active[id] > 1 {
+		rc.overlaps = append(rc.overlaps, id)
+	}
+	failing, slow := rc.failFirst && rc.attempts[id] == 1, rc.slow
+	rc.mu.Unlock()
+	defer func() {
+		rc.mu.Lock()
+		rc.active[id]--
+		rc.mu.Unlock()
+	}()
+	if slow > 0 {
+		select {
+		case <-time.After(slow):
+		case <-r.Context().Done():
+		}
+	}
+	if failing {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	rc.mu.Lock()
 	if rc.held {
 		if _, ok := rc.heldIDs[id]; !ok {
@@ -207,4 +240,23 @@ func (rc *receiver) snapshot() (held map[string]time.Time, inFlight int, deliver
 		delivered[k] = append([]time.Time(nil), v...)
 	}
 	return held, rc.inFlight, delivered, append([]string(nil), rc.badSigs...)
+}
+
+// failFirstAttempts makes the receiver answer 503 to the first attempt of every event, and
+// answer every request after slow.
+func (rc *receiver) failFirstAttempts(slow time.Duration) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.failFirst, rc.slow = true, slow
+}
+
+// load is how many requests each webhook-id got, and the ids that ever had two in flight.
+func (rc *receiver) load() (attempts map[string]int, overlaps []string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	attempts = map[string]int{}
+	for k, v := range rc.attempts {
+		attempts[k] = v
+	}
+	return attempts, append([]string(nil), rc.overlaps...)
 }
