@@ -16,8 +16,11 @@ const (
 	// many instances share the limits.
 	HeartbeatInterval = 2 * time.Second
 	// HeartbeatTTL is how long an instance counts after its last heartbeat: a killed
-	// instance's share is taken up by the others within it.
-	HeartbeatTTL = 3 * HeartbeatInterval
+	// instance's share is taken up by the others within it (and one more interval). It spans
+	// five intervals so that heartbeats slowed by a busy store (each may take up to the
+	// store's operation timeout) do not make live instances drop out and the others take
+	// more than their share.
+	HeartbeatTTL = 5 * HeartbeatInterval
 )
 
 // RateShare divides the configured rate limits among the live instances of the service:

@@ -244,7 +244,7 @@ func TestThreeInstancesOnOneFerretDB(t *testing.T) {
 	for _, id := range expiring {
 		r, _ := c.call(ctx, c.random, "GET", "/transaction/"+id, nil)
 		failedEntries := 0
-		for _, h := range r.object(t)["history"].([]any) {
+		for _, h := range r.object(t)["statusHistory"].([]any) {
 			if h.(map[string]any)["status"] == "FAILED" {
 				failedEntries++
 			}
@@ -351,12 +351,12 @@ func moneyRace(t *testing.T, ctx context.Context, c *cluster) {
 		}
 	}()
 
-	// Twelve withdrawals of 20000 and nine refunds of 10000 (three per charge) at once: the
+	// Six withdrawals of 20000 and nine refunds of 10000 (three per charge) at once: the
 	// balance covers fewer than half of them.
 	const wdAmount, refundAmount = 20_000, 10_000
-	var wdOK, refundOK, refused atomic.Int64
+	var wdOK, refundOK, refused, busyRefund atomic.Int64
 	var wg sync.WaitGroup
-	for i := range 12 {
+	for i := range 6 {
 		wg.Go(func() {
 			key := fmt.Sprintf("wd-%s-%d", runTag, i)
 			r, err := c.call(ctx, c.random, "POST", "/withdrawal", withdrawalBody(wdAmount), "Idempotency-Key", key)
@@ -382,8 +382,10 @@ func moneyRace(t *testing.T, ctx context.Context, c *cluster) {
 				t.Errorf("POST refund: %v", err)
 			case r.status == http.StatusAccepted:
 				refundOK.Add(1)
-			case r.status == http.StatusUnprocessableEntity:
+			case r.status == http.StatusUnprocessableEntity && r.problem() == "insufficient_balance":
 				refused.Add(1)
+			case r.status == http.StatusConflict && r.problem() == "invalid_transition":
+				busyRefund.Add(1) // another refund of the charge is in progress: one at a time
 			default:
 				t.Errorf("POST /transaction/%s/refund: %s", id, r)
 			}
@@ -392,8 +394,8 @@ func moneyRace(t *testing.T, ctx context.Context, c *cluster) {
 	wg.Wait()
 	close(stop)
 	<-watched
-	t.Logf("money race: %d withdrawals and %d refunds accepted, %d refused; lowest available seen %d",
-		wdOK.Load(), refundOK.Load(), refused.Load(), lowest.Load())
+	t.Logf("money race: %d withdrawals and %d refunds accepted, %d refused for the balance, %d refunds refused while another was in progress; lowest available seen %d",
+		wdOK.Load(), refundOK.Load(), refused.Load(), busyRefund.Load(), lowest.Load())
 	if lowest.Load() < 0 {
 		t.Errorf("available went down to %d during the race: overdrawn", lowest.Load())
 	}
@@ -401,8 +403,9 @@ func moneyRace(t *testing.T, ctx context.Context, c *cluster) {
 	if spent > start {
 		t.Fatalf("%d accepted on an available balance of %d: overdrawn", spent, start)
 	}
-	if wdOK.Load() == 0 || refused.Load() == 0 {
-		t.Errorf("the race accepted %d withdrawals and refused %d requests: it raced nothing", wdOK.Load(), refused.Load())
+	if wdOK.Load()+refundOK.Load() == 0 || refused.Load() == 0 {
+		t.Errorf("the race accepted %d withdrawals and %d refunds and refused %d requests: it raced nothing",
+			wdOK.Load(), refundOK.Load(), refused.Load())
 	}
 	// Once the sandbox settled them, the balance is what was accepted left it.
 	eventually(t, time.Minute, "the balance once withdrawals and refunds settle", func() (bool, string) {
@@ -434,7 +437,7 @@ func verifyLedger(t *testing.T, p *pixgate) {
 func TestThreeInstancesShareTheRateLimits(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	const rps, tokenRPS = 10, 5
+	const rps, tokenRPS = 5, 5
 	c := startCluster(t, s, map[string]string{
 		"PIXGATE_RATE_LIMIT_RPS":         fmt.Sprint(rps),
 		"PIXGATE_RATE_LIMIT_BURST":       fmt.Sprint(rps),
@@ -446,37 +449,45 @@ func TestThreeInstancesShareTheRateLimits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	// flood sends requests from twelve clients, each a request every 20 ms at most (far more
-	// than the limit, even while accepted creations take their time to draw a QR code on a
-	// busy machine), for warmup and then window, and answers how many succeeded during the
-	// window, a second.
+	// flood sends offered requests a second (open loop: each in its own goroutine, at most 64
+	// in flight), each to an instance pick chooses, for warmup and then window, and answers
+	// how many the limit let through during the window, a second: those answered ok, and
+	// those answered 503 (the limit let them through and the database, busy with the other
+	// suites, was slow). Four times the limit: every instance is offered more than its share
+	// however the requests fall, while the database stays far from saturated.
 	flood := func(what string, pick func() *pixgate, send func(*pixgate) (reply, error), ok int) float64 {
-		const warmup, window = 2 * time.Second, 10 * time.Second
+		const warmup, window, offered = 3 * time.Second, 15 * time.Second, 20
 		start := time.Now()
-		var counted atomic.Int64
+		var counted, busy atomic.Int64
 		var wg sync.WaitGroup
-		for range 12 {
+		inFlight := make(chan struct{}, 64)
+		tick := time.NewTicker(time.Second / offered)
+		defer tick.Stop()
+		for n := 0; n < int((warmup+window).Seconds())*offered; n++ {
+			<-tick.C
+			inFlight <- struct{}{}
 			wg.Go(func() {
-				for n := 0; n < 2_000 && time.Since(start) < warmup+window; n++ {
-					r, err := send(pick())
-					if err != nil {
-						t.Errorf("%s: %v", what, err)
-						return
+				defer func() { <-inFlight }()
+				sent := time.Since(start)
+				r, err := send(pick())
+				switch {
+				case err != nil:
+					t.Errorf("%s: %v", what, err)
+				case r.status == ok || r.status == http.StatusServiceUnavailable:
+					if r.status != ok {
+						busy.Add(1)
 					}
-					if r.status != ok && r.status != http.StatusTooManyRequests {
-						t.Errorf("%s: %s", what, r)
-						return
-					}
-					if r.status == ok && time.Since(start) >= warmup && time.Since(start) < warmup+window {
+					if sent >= warmup {
 						counted.Add(1)
 					}
-					time.Sleep(20 * time.Millisecond)
+				case r.status != http.StatusTooManyRequests:
+					t.Errorf("%s: %s", what, r)
 				}
 			})
 		}
 		wg.Wait()
 		got := float64(counted.Load()) / window.Seconds()
-		t.Logf("%s: %.1f accepted a second", what, got)
+		t.Logf("%s: %.1f let through a second (%d of them answered 503)", what, got, busy.Load())
 		return got
 	}
 	within := func(what string, got, want float64) {
@@ -506,9 +517,9 @@ func TestThreeInstancesShareTheRateLimits(t *testing.T) {
 	within("POST /transaction, random", flood("POST /transaction, random", c.random, create, http.StatusCreated), rps)
 	within("POST /auth/token, round-robin", flood("POST /auth/token, round-robin", c.roundRobin, token, http.StatusOK), tokenRPS)
 
-	// A killed instance counts until its heartbeat lapses (6 s), and the others learn it at
+	// A killed instance counts until its heartbeat lapses (10 s), and the others learn it at
 	// their next heartbeat (2 s).
 	c.kill(2)
-	time.Sleep(10 * time.Second)
+	time.Sleep(14 * time.Second)
 	within("POST /transaction, two instances left", flood("POST /transaction, two instances left", c.random, create, http.StatusCreated), rps)
 }

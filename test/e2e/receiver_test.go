@@ -56,10 +56,10 @@ type receiver struct {
 	// then recovers for the retry); every answer comes after slow (a receiver that takes its
 	// time, so that attempts in flight would overlap if two ever ran at once).
 	failFirst bool
-	slow     time.Duration
-	attempts map[string]int // webhook-id -> requests received
-	active   map[string]int // webhook-id -> requests being answered now
-	overlaps []string       // webhook-ids that had two requests in flight at once
+	slow      time.Duration
+	attempts  map[string]int // webhook-id -> requests received
+	active    map[string]int // webhook-id -> requests being answered now
+	overlaps  []string       // webhook-ids that had two requests in flight at once
 }
 
 func newReceiver(t *testing.T) *receiver {
