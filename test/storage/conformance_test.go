@@ -3,6 +3,7 @@ package storage_test
 import (
 	"testing"
 
+	pixmongo "github.com/pixgate/pixgate/adapters/mongo"
 	"github.com/pixgate/pixgate/ports"
 	"github.com/pixgate/pixgate/ports/storetest"
 	"github.com/pixgate/pixgate/test/testdb"
@@ -26,4 +27,21 @@ func TestAccounts(t *testing.T) {
 		srv := testdb.Shared(t)
 		return testdb.OpenStore(t, srv, srv.Config(t)).Accounts()
 	})
+}
+
+// TestInstances races two instances of the adapter on one database: two clients, two sets of
+// in-process locks, nothing shared but the server. On FerretDB, whose conditional updates are
+// not atomic between clients, it holds through the write claims (adapters/mongo/claims.go).
+func TestInstances(t *testing.T) {
+	storetest.TestInstances(t, func(t *testing.T) (a, b storetest.Instance) {
+		s1, s2 := twoInstances(t, nil)
+		return instance(s1), instance(s2)
+	})
+}
+
+func instance(s *pixmongo.Store) storetest.Instance {
+	return storetest.Instance{
+		Stores:   storetest.Stores{Transactions: s.Transactions(), Withdrawals: s.Withdrawals(), Outbox: s.Outbox(), Ledger: s.Ledger()},
+		Accounts: s.Accounts(),
+	}
 }
