@@ -29,6 +29,7 @@ type RateLimiter struct {
 	mu        sync.Mutex
 	buckets   map[string]*rate.Limiter
 	lastSweep time.Time
+	lastNow   time.Time // the latest time given to a bucket
 }
 
 // NewRateLimiter allows rps requests a second with bursts of burst per account; rps 0 turns
@@ -55,9 +56,16 @@ type decision struct {
 
 // take spends a token of account's bucket, when one is there.
 func (l *RateLimiter) take(account string) decision {
-	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Read under the lock, and never before the last time a bucket saw: a bucket given an
+	// earlier time than its last moves back and counts the gap twice (a request that waited
+	// for the lock would refill its bucket a little).
+	now := l.clock.Now()
+	if now.Before(l.lastNow) {
+		now = l.lastNow
+	}
+	l.lastNow = now
 	l.sweep(now)
 	b := l.buckets[account]
 	if b == nil {

@@ -85,9 +85,13 @@ func shareOf(rps float64, burst, n int) (rate.Limit, int) {
 // setShare makes the limiter allow its 1/n share of the configured rate and burst, from now
 // on, in the buckets it holds and in those it makes.
 func (l *RateLimiter) setShare(n int) {
-	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := l.clock.Now()
+	if now.Before(l.lastNow) {
+		now = l.lastNow
+	}
+	l.lastNow = now
 	l.rps, l.burst = shareOf(float64(l.configuredRPS), l.configuredBurst, n)
 	for _, b := range l.buckets {
 		b.SetLimitAt(now, l.rps)
