@@ -21,6 +21,13 @@
 //     under load.
 //   - TestKilledWhileCreatingKeepsEveryAcknowledgedTransactionOnce and
 //     TestKilledWhileDeliveringWebhooksDeliversEveryEventAfterTheLease: SIGKILL faults.
+//   - TestThreeInstancesOnOneFerretDB: three instances on one FerretDB, requests spread
+//     round-robin and at random, one SIGKILLed midway: one transaction per idempotency key,
+//     one FAILED transition and event per expiry under three sweepers, money racing without
+//     overdraft (and the audit clean), every webhook delivered with never two attempts of one
+//     event in flight.
+//   - TestThreeInstancesShareTheRateLimits: POST /transaction and the token endpoint flooded
+//     through three instances, then two: together they let through the configured rate.
 //
 // They need a Docker engine: without one they are skipped, or fail when
 // PIXGATE_TEST_REQUIRE_DOCKER=1. There is no in-process fallback, since pixgate itself runs
