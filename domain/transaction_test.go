@@ -14,9 +14,9 @@ import (
 // arrow is one move of a state table.
 type arrow[S ~string] struct{ from, to S }
 
-// contractTxTable is the transaction state table of the README, written out independently
-// of the domain's own table.
-var contractTxTable = []arrow[domain.TransactionStatus]{
+// documentedTxTable is the transaction state table of docs/API.md, States and transitions,
+// written out independently of the domain's own table.
+var documentedTxTable = []arrow[domain.TransactionStatus]{
 	{domain.TxPending, domain.TxPixQRCodeGenerated},
 	{domain.TxPending, domain.TxFailed},
 	{domain.TxPixQRCodeGenerated, domain.TxPaid},
@@ -58,12 +58,12 @@ func TestTransactionStatusFinal(t *testing.T) {
 	final := []domain.TransactionStatus{domain.TxRefunded, domain.TxInfraction, domain.TxFailed}
 	for _, s := range domain.TransactionStatuses() {
 		want := slices.Contains(final, s)
-		t.Run(string(s)+" is final only if the contract says so", func(t *testing.T) {
+		t.Run(string(s)+" is final only if docs/API.md, States and transitions says so", func(t *testing.T) {
 			if got := s.Final(); got != want {
 				t.Fatalf("%s.Final() = %v, want %v", s, got, want)
 			}
 			leaves := false
-			for _, a := range contractTxTable {
+			for _, a := range documentedTxTable {
 				leaves = leaves || a.from == s
 			}
 			if leaves == want {
@@ -73,10 +73,10 @@ func TestTransactionStatusFinal(t *testing.T) {
 	}
 }
 
-func TestTransactionCanMoveMatchesTheContractTable(t *testing.T) {
+func TestTransactionCanMoveMatchesTheDocumentedTable(t *testing.T) {
 	for _, from := range domain.TransactionStatuses() {
 		for _, to := range domain.TransactionStatuses() {
-			want := slices.Contains(contractTxTable, arrow[domain.TransactionStatus]{from, to})
+			want := slices.Contains(documentedTxTable, arrow[domain.TransactionStatus]{from, to})
 			if got := domain.TransactionCanMove(from, to); got != want {
 				t.Errorf("TransactionCanMove(%s, %s) = %v, want %v", from, to, got, want)
 			}
@@ -87,8 +87,8 @@ func TestTransactionCanMoveMatchesTheContractTable(t *testing.T) {
 		for _, tr := range txTriggers {
 			made = append(made, arrow[domain.TransactionStatus]{tr.from, tr.to})
 		}
-		if !sameElements(made, contractTxTable) {
-			t.Fatalf("triggers make %v, the contract table is %v", made, contractTxTable)
+		if !sameElements(made, documentedTxTable) {
+			t.Fatalf("triggers make %v, the documented table is %v", made, documentedTxTable)
 		}
 	})
 }

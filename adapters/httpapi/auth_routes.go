@@ -118,7 +118,7 @@ const (
 type tokenStyle int
 
 const (
-	// documentStyle is /auth/token's, as the interface document has it: expires_in is the Unix
+	// documentStyle is /auth/token's (docs/API.md, Token endpoints): expires_in is the Unix
 	// time of expiry and scope comma-separated, with Keycloak's extra fields.
 	documentStyle tokenStyle = iota
 	// rfc6749Style is /oauth/token's, what OAuth client libraries expect: expires_in is the
@@ -135,7 +135,7 @@ type oauthTokenView struct {
 
 type authTokenView struct {
 	AccessToken      string `json:"access_token"`
-	ExpiresIn        int64  `json:"expires_in"` // Unix time of expiry, as the interface document says
+	ExpiresIn        int64  `json:"expires_in"` // Unix time of expiry (docs/API.md, Token endpoints)
 	RefreshExpiresIn int    `json:"refresh_expires_in"`
 	TokenType        string `json:"token_type"`
 	NotBeforePolicy  int    `json:"not-before-policy"`

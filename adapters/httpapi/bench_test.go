@@ -16,7 +16,7 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// benchCreateBody is a POST /transaction body with every field the document defines, as large
+// benchCreateBody is a POST /transaction body with every field docs/API.md, Creating a transaction defines, as large
 // as a merchant usually sends (the load harness, test/load, posts the same shape).
 const benchCreateBody = `{
   "amount": 12345, "paymentMethod": "PIX", "externalCode": "order-000123",

@@ -69,8 +69,8 @@ func (s *Server) sandboxStep(step sandboxTransactionStep) http.HandlerFunc {
 	}
 }
 
-// The optional body of POST /sandbox/transaction/{id}/pay: the payer, an AccountHolder of the
-// interface document. Without a body (or without payer) the sandbox's fixed payer pays.
+// The optional body of POST /sandbox/transaction/{id}/pay: the payer, an account holder
+// (docs/API.md, Response shapes). Without a body (or without payer) the sandbox's fixed payer pays.
 type sandboxPayRequest struct {
 	Payer *sandboxPayerInput `json:"payer"`
 }

@@ -64,7 +64,7 @@ type pixInput struct {
 	ExpirationSeconds *int64 `json:"expirationSeconds"`
 }
 
-// Limits pixgate sets where the interface document leaves them open.
+// Limits of metadata (docs/API.md, Limits).
 const (
 	maxMetadataKeys  = 50
 	maxMetadataBytes = 8 << 10

@@ -16,7 +16,7 @@ import (
 
 const algorithm = "RS256"
 
-// MaxLeeway is the most clock leeway verification allows (the contract's 30 s).
+// MaxLeeway is the most clock leeway verification allows (docs/API.md, Token endpoints: 30 s).
 const MaxLeeway = 30 * time.Second
 
 // Config is what issuer and verifier must agree on.

@@ -63,8 +63,8 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 func (e *Emitter) Acquirer() string { return "SANDBOX" }
 
 // Emit writes the BR Code of one charge. Its errors name the offending input in words a
-// merchant can read: an amount outside the document's bounds (domain.ErrAmountOutOfRange) or a
-// transaction id that is not a UUID (ErrInvalidTransactionID). It returns ctx.Err() when the
+// merchant can read: an amount outside the bounds of docs/API.md, Limits
+// (domain.ErrAmountOutOfRange) or a transaction id that is not a UUID (ErrInvalidTransactionID). It returns ctx.Err() when the
 // context has already ended.
 func (e *Emitter) Emit(ctx context.Context, charge domain.PixCharge) (domain.PixCode, error) {
 	if err := ctx.Err(); err != nil {

@@ -24,7 +24,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// jwtLeeway is the clock skew tolerated on token times: the contract's maximum.
+// jwtLeeway is the clock skew tolerated on token times: the maximum docs/API.md, Token endpoints allows.
 const jwtLeeway = 30 * time.Second
 
 // stores are the storage ports of the configured store.

@@ -378,7 +378,7 @@ func TestOAuthTokenEndpointAnswersAsRFC6749Says(t *testing.T) {
 			}
 		})
 	}
-	t.Run("/auth/token keeps the interface document's Unix time", func(t *testing.T) {
+	t.Run("/auth/token keeps the Unix time of docs/API.md, Token endpoints", func(t *testing.T) {
 		m := e.tkForm("/auth/token", tkCreds(acc.Credential)).json(t)
 		if exp := m["expires_in"].(float64); exp < float64(time.Now().Unix()) || m["expires_in_sec"] != float64(900) {
 			t.Fatalf("body %v", m)

@@ -731,16 +731,16 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 			}
 		})
 	}
-	t.Run("the document is masked, the transaction shows only the document's fields", func(t *testing.T) {
+	t.Run("the document is masked, the transaction shows only the fields of docs/API.md, Response shapes", func(t *testing.T) {
 		got := answers["GET /transaction/{id}"].json(t)
 		allowed := []string{"id", "acquirer", "amount", "paymentMethod", "webhookUrl", "externalCode", "customer", "seller",
 			"isInfoProduct", "address", "items", "metadata", "createdAt", "status", "statusHistory", "updatedAt", "amountPaid",
 			"paymentDate", "infractionDate", "pixResponse", "errorMessage", "endToEnd", "endToEndRefund", "payer", "receiver", "feeAmount",
-			"amountRefunded", "refunds", // pixgate's refunds, beyond the document
-			"paymentUrl"} // the hosted payment page, beyond the document
+			"amountRefunded", "refunds", // pixgate's refunds
+			"paymentUrl"} // the hosted payment page
 		for k := range got {
 			if !slices.Contains(allowed, k) {
-				t.Errorf("field %q is not one of the interface document's", k)
+				t.Errorf("field %q is not one of docs/API.md, Response shapes", k)
 			}
 		}
 		customer := got["customer"].(map[string]any)
@@ -749,7 +749,7 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 		}
 		for k := range customer {
 			if !slices.Contains([]string{"ip", "name", "email", "document", "landline", "mobilePhone"}, k) {
-				t.Errorf("customer field %q is not one of the document's", k)
+				t.Errorf("customer field %q is not one of docs/API.md, Response shapes", k)
 			}
 		}
 	})
