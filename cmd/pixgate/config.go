@@ -325,11 +325,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {
-		for name, v := range map[string]string{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": c.UpstreamToken,
-			"PIXGATE_AUTH_UPSTREAM_JWKS_URL": c.UpstreamJWKS, "PIXGATE_AUTH_UPSTREAM_ISSUER": c.UpstreamIssuer,
-			"PIXGATE_AUTH_UPSTREAM_AUDIENCE": c.UpstreamAud} {
-			if v == "" {
-				return Config{}, fmt.Errorf("%s: required when an upstream authentication provider is configured", name)
+		// In the settings table's order, so that the same configuration always names the same
+		// variable first.
+		for _, u := range []struct{ name, value string }{
+			{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL", c.UpstreamToken}, {"PIXGATE_AUTH_UPSTREAM_JWKS_URL", c.UpstreamJWKS},
+			{"PIXGATE_AUTH_UPSTREAM_ISSUER", c.UpstreamIssuer}, {"PIXGATE_AUTH_UPSTREAM_AUDIENCE", c.UpstreamAud},
+		} {
+			if u.value == "" {
+				return Config{}, fmt.Errorf("%s: required when an upstream authentication provider is configured", u.name)
 			}
 		}
 	}

@@ -148,8 +148,12 @@ func TestAccountsMadeWithoutScopesGetEveryScopeIncludingAccountAdmin(t *testing.
 		if err != nil {
 			t.Fatal(err)
 		}
+		st, err := openStores(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var out, errOut bytes.Buffer
-		if err := clients(context.Background(), cfg, []string{"create", "--name", "Loja CLI"}, &out, &errOut); err != nil {
+		if err := clientsIn(context.Background(), cfg, st, []string{"create", "--name", "Loja CLI"}, &out, &errOut); err != nil {
 			t.Fatalf("%v: %s", err, errOut.String())
 		}
 		if !strings.Contains(out.String(), "scopes="+domain.JoinScopes(domain.AllScopes())+"\n") {

@@ -37,15 +37,20 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 			log.Error("closing the store", slog.String("error", err.Error()))
 		}
 	}()
+	// Every address is bound before the seed prints a demo account, so that a busy port stops
+	// the start before credentials that would die with it are shown.
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
+		}
+		defer metricsLn.Close()
+	}
 	if err := a.seed(ctx, stdout); err != nil {
 		return err
 	}
 
-	if cfg.MetricsAddr != "" {
-		metricsLn, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
-		}
+	if metricsLn != nil {
 		metricsSrv := &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = metricsSrv.Serve(metricsLn) }()
 		defer metricsSrv.Close()
