@@ -81,7 +81,8 @@ func unknownSettings(environ []string) []string {
 	seen := map[string]bool{}
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "PIXGATE_") || seen[name] {
+		// PIXGATE_TEST_* belong to the test suites (README, Tests), not to the program.
+		if !strings.HasPrefix(name, "PIXGATE_") || strings.HasPrefix(name, "PIXGATE_TEST_") || seen[name] {
 			continue
 		}
 		seen[name] = true
