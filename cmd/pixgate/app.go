@@ -123,6 +123,9 @@ type app struct {
 	jobs []job
 	// stopping runs at shutdown, after the last request and the jobs ended (leases...).
 	stopping []func(context.Context) error
+	// pixLocationCache bounds the signed answers the location route keeps (0: the default;
+	// a benchmark sets 1 to time the fetch that must sign).
+	pixLocationCache int
 }
 
 // job is a background task run every interval.

@@ -76,8 +76,12 @@ func (a *app) wirePixLocation(deps *httpapi.Deps) error {
 	if err != nil {
 		return fmt.Errorf("PIXGATE_PIX_SIGNING_KEY_FILE: %w", err)
 	}
+	cacheSize := a.pixLocationCache
+	if cacheSize == 0 {
+		cacheSize = application.DefaultPixLocationCacheSize
+	}
 	deps.PixLocation = httpapi.PixLocationDeps{
-		Show:    application.NewShowPixLocation(a.stores.transactions, signer, a.clock, a.cfg.PixKey, application.DefaultPixLocationCacheSize),
+		Show:    application.NewShowPixLocation(a.stores.transactions, signer, a.clock, a.cfg.PixKey, cacheSize),
 		KeySet:  signer.KeySet(),
 		Limiter: httpapi.NewRateLimiter(a.cfg.PixLocationRPS, a.cfg.PixLocationBurst, a.clock),
 	}
