@@ -31,20 +31,18 @@ type Store struct {
 
 	txByID map[string]*domain.TransactionRecord
 	// txByToken finds a transaction by its payment page token in O(1); a token never changes.
-	txByToken map[string]*domain.TransactionRecord
-	// txByLocation and txByCobTxID find a dynamic charge by its location id and by its txid
-	// (transactions_pix.go); neither changes once the charge is emitted.
-	txByLocation map[string]*domain.TransactionRecord
-	txByCobTxID  map[string]*domain.TransactionRecord
-	txByStatus   map[domain.TransactionStatus]map[string]*domain.TransactionRecord
-	wdByID       map[string]*domain.WithdrawalRecord
-	wdByStatus   map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord
-	accounts     map[string]*accountData // by account id
-	events       eventQueue
+	txByToken  map[string]*domain.TransactionRecord
+	txByStatus map[domain.TransactionStatus]map[string]*domain.TransactionRecord
+	wdByID     map[string]*domain.WithdrawalRecord
+	wdByStatus map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord
+	accounts   map[string]*accountData // by account id
+	events     eventQueue
 	// payments are the claimed end-to-end ids; posted, the ids of postings stored through
 	// Ledger.Post (the only ones that may arrive twice: a status change happens once).
 	payments map[string]*ports.PaymentClaim
 	posted   map[string]struct{}
+	// pixLocations finds dynamic charges by location id and cob txid (transactions_pix.go).
+	pixLocations pixLocationIndex
 
 	transactions Transactions
 	withdrawals  Withdrawals
@@ -73,18 +71,17 @@ type accountData struct {
 // NewStore returns an empty store.
 func NewStore() *Store {
 	s := &Store{
-		txByID:       make(map[string]*domain.TransactionRecord),
-		txByToken:    make(map[string]*domain.TransactionRecord),
-		txByLocation: make(map[string]*domain.TransactionRecord),
-		txByCobTxID:  make(map[string]*domain.TransactionRecord),
-		txByStatus:   make(map[domain.TransactionStatus]map[string]*domain.TransactionRecord),
-		wdByID:       make(map[string]*domain.WithdrawalRecord),
-		wdByStatus:   make(map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord),
-		accounts:     make(map[string]*accountData),
-		events:       newEventQueue(),
-		payments:     make(map[string]*ports.PaymentClaim),
-		posted:       make(map[string]struct{}),
+		txByID:     make(map[string]*domain.TransactionRecord),
+		txByToken:  make(map[string]*domain.TransactionRecord),
+		txByStatus: make(map[domain.TransactionStatus]map[string]*domain.TransactionRecord),
+		wdByID:     make(map[string]*domain.WithdrawalRecord),
+		wdByStatus: make(map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord),
+		accounts:   make(map[string]*accountData),
+		events:     newEventQueue(),
+		payments:   make(map[string]*ports.PaymentClaim),
+		posted:     make(map[string]struct{}),
 	}
+	s.pixLocations = newPixLocationIndex()
 	s.ledger.store = s
 	s.transactions.store = s
 	s.withdrawals.store = s

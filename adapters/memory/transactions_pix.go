@@ -13,6 +13,15 @@ import (
 // charge is emitted, before the transaction is stored, and never change after: Create indexes
 // them and Update refuses to change them.
 
+// pixLocationIndex holds the two look-ups of dynamic charges.
+type pixLocationIndex struct {
+	byID, byCobTxID map[string]*domain.TransactionRecord
+}
+
+func newPixLocationIndex() pixLocationIndex {
+	return pixLocationIndex{byID: make(map[string]*domain.TransactionRecord), byCobTxID: make(map[string]*domain.TransactionRecord)}
+}
+
 // pixLocation is the location of a stored transaction's charge, zero for a static one.
 func pixLocation(rec *domain.TransactionRecord) domain.PixLocation {
 	if rec.Pix == nil {
@@ -28,7 +37,7 @@ func (s *Store) pixLocationTaken(rec domain.TransactionRecord) error {
 	if !l.Dynamic() {
 		return nil
 	}
-	if s.txByLocation[l.ID] != nil || s.txByCobTxID[l.CobTxID] != nil {
+	if s.pixLocations.byID[l.ID] != nil || s.pixLocations.byCobTxID[l.CobTxID] != nil {
 		return fmt.Errorf("transaction pix location: %w", ports.ErrDuplicate)
 	}
 	return nil
@@ -37,19 +46,19 @@ func (s *Store) pixLocationTaken(rec domain.TransactionRecord) error {
 // indexPixLocation records a new transaction's location. The caller holds the write lock.
 func (s *Store) indexPixLocation(rec *domain.TransactionRecord) {
 	if l := pixLocation(rec); l.Dynamic() {
-		s.txByLocation[l.ID] = rec
-		s.txByCobTxID[l.CobTxID] = rec
+		s.pixLocations.byID[l.ID] = rec
+		s.pixLocations.byCobTxID[l.CobTxID] = rec
 	}
 }
 
 // FindByPixLocation implements ports.TransactionRepository with one map look-up.
 func (r *Transactions) FindByPixLocation(ctx context.Context, id string) (*domain.Transaction, error) {
-	return r.findPix(ctx, r.store.txByLocation, id)
+	return r.findPix(ctx, r.store.pixLocations.byID, id)
 }
 
 // FindByCobTxID implements ports.TransactionRepository with one map look-up.
 func (r *Transactions) FindByCobTxID(ctx context.Context, txid string) (*domain.Transaction, error) {
-	return r.findPix(ctx, r.store.txByCobTxID, txid)
+	return r.findPix(ctx, r.store.pixLocations.byCobTxID, txid)
 }
 
 func (r *Transactions) findPix(ctx context.Context, index map[string]*domain.TransactionRecord, key string) (*domain.Transaction, error) {

@@ -89,6 +89,8 @@ func (e *Emitter) Emit(ctx context.Context, charge domain.PixCharge) (domain.Pix
 		return domain.PixCode{}, fmt.Errorf("pix: %w", err)
 	}
 	if e.location != "" {
+		// A dynamic code's txid is random, never this one; the id was checked all the same, so
+		// that both kinds of code refuse the same charges.
 		return e.emitDynamic()
 	}
 	p := e.base
