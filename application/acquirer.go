@@ -257,6 +257,11 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 
 func (uc *ApplyPixNotifications) find(ctx context.Context, txid string) (*domain.Transaction, error) {
 	id, err := uc.txids.TransactionID(txid)
+	if errors.Is(err, domain.ErrNotFound) && domain.ValidCobTxID(txid) {
+		// Not a static code's txid, which encodes the transaction id: a dynamic charge's,
+		// which is random, and which the store's index leads to.
+		return uc.repo.FindByCobTxID(ctx, txid)
+	}
 	if err != nil {
 		return nil, err
 	}

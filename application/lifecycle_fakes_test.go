@@ -190,6 +190,25 @@ func (r *lcRepo) FindByPaymentToken(_ context.Context, token string) (*domain.Tr
 	return nil, fmt.Errorf("payment token: %w", domain.ErrNotFound)
 }
 
+func (r *lcRepo) FindByPixLocation(_ context.Context, id string) (*domain.Transaction, error) {
+	return r.findPix(func(l domain.PixLocation) bool { return l.ID == id })
+}
+
+func (r *lcRepo) FindByCobTxID(_ context.Context, txid string) (*domain.Transaction, error) {
+	return r.findPix(func(l domain.PixLocation) bool { return l.CobTxID == txid })
+}
+
+func (r *lcRepo) findPix(match func(domain.PixLocation) bool) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.Pix != nil && rec.Pix.Location.Dynamic() && match(rec.Pix.Location) {
+			return r.out(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("pix location: %w", domain.ErrNotFound)
+}
+
 func (r *lcRepo) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
 	return ports.TransactionPage{}, errors.New("lcRepo: List is not used by the lifecycle tests")
 }

@@ -109,7 +109,7 @@ func (uc *CreateTransaction) emit(ctx context.Context, t *domain.Transaction) (d
 	if err != nil {
 		return domain.PixResponse{}, err
 	}
-	return domain.PixResponse{URI: code.URI, QRCodePNG: png, ExpiresAt: expires}, nil
+	return domain.PixResponse{URI: code.URI, QRCodePNG: png, ExpiresAt: expires, Location: code.Location}, nil
 }
 
 func (uc *CreateTransaction) replay(ctx context.Context, accountID string, in CreateTransactionInput) (CreatedTransaction, error) {

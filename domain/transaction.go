@@ -326,6 +326,9 @@ func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func
 
 // AttachPix records the charge the emitter produced: PENDING → PIX_QRCODE_GENERATED.
 func (t *Transaction) AttachPix(pix PixResponse, now time.Time) error {
+	if err := pix.Location.validate(t.id); err != nil {
+		return err
+	}
 	return t.move(TxPending, TxPixQRCodeGenerated, now, func() {
 		pix.ExpiresAt = pix.ExpiresAt.UTC()
 		t.pix = &pix

@@ -68,6 +68,16 @@ type TransactionRepository interface {
 	// what a known one does.
 	FindByPaymentToken(ctx context.Context, token string) (*domain.Transaction, error)
 
+	// FindByPixLocation returns the transaction whose dynamic charge has location id id,
+	// whatever its account (the location is a capability URL), or domain.ErrNotFound. Like
+	// FindByPaymentToken, the look-up is by an index, never a scan.
+	FindByPixLocation(ctx context.Context, id string) (*domain.Transaction, error)
+
+	// FindByCobTxID returns the transaction whose dynamic charge has txid txid, whatever its
+	// account (for the acquirer's callback), or domain.ErrNotFound, through an index. Create
+	// answers ErrDuplicate for a location id or a cob txid that another transaction has.
+	FindByCobTxID(ctx context.Context, txid string) (*domain.Transaction, error)
+
 	// List returns one page of the transactions matching f, ordered by createdAt descending,
 	// then id descending. A page past the end has no items and the right Total.
 	List(ctx context.Context, f TransactionFilter, p Page) (TransactionPage, error)

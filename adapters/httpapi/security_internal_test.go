@@ -56,6 +56,12 @@ func (s secFailingStore) Find(context.Context, string) (*domain.Transaction, err
 func (s secFailingStore) FindByPaymentToken(context.Context, string) (*domain.Transaction, error) {
 	return nil, s.fail()
 }
+func (s secFailingStore) FindByPixLocation(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s secFailingStore) FindByCobTxID(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
 func (s secFailingStore) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
 	return ports.TransactionPage{}, s.fail()
 }

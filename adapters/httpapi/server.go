@@ -63,6 +63,7 @@ type Deps struct {
 	Webhooks    WebhookDeps     // webhook_routes.go
 	Ledger      LedgerDeps      // ledger_routes.go
 	PaymentPage PaymentPageDeps // payment_page.go; registered when its use cases are set
+	PixLocation PixLocationDeps // pix_location_routes.go; registered when its use case is set
 }
 
 // Server is the REST adapter. Build it with New and serve Handler().
@@ -137,6 +138,7 @@ func (s *Server) routes() *mux.Router {
 	s.acquirerRoutes(r)
 	s.webhookRoutes(r)
 	s.paymentPageRoutes(r)
+	s.pixLocationRoutes(r)
 	if s.cfg.Sandbox {
 		s.sandboxRoutes(r)
 	}

@@ -41,6 +41,8 @@ type Store struct {
 	// Ledger.Post (the only ones that may arrive twice: a status change happens once).
 	payments map[string]*ports.PaymentClaim
 	posted   map[string]struct{}
+	// pixLocations finds dynamic charges by location id and cob txid (transactions_pix.go).
+	pixLocations pixLocationIndex
 
 	transactions Transactions
 	withdrawals  Withdrawals
@@ -79,6 +81,7 @@ func NewStore() *Store {
 		payments:   make(map[string]*ports.PaymentClaim),
 		posted:     make(map[string]struct{}),
 	}
+	s.pixLocations = newPixLocationIndex()
 	s.ledger.store = s
 	s.transactions.store = s
 	s.withdrawals.store = s

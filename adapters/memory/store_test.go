@@ -24,6 +24,7 @@ func TestTransactions(t *testing.T) { storetest.TestTransactions(t, newStores) }
 func TestWithdrawals(t *testing.T)  { storetest.TestWithdrawals(t, newStores) }
 func TestOutbox(t *testing.T)       { storetest.TestOutbox(t, newStores) }
 func TestLedger(t *testing.T)       { storetest.TestLedger(t, newStores) }
+func TestPixLocations(t *testing.T) { storetest.TestPixLocations(t, newStores) }
 
 func TestPingAlwaysAnswers(t *testing.T) {
 	if err := memory.NewStore().Ping(context.Background()); err != nil {

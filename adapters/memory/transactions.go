@@ -38,6 +38,9 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 	if _, ok := s.txByToken[rec.PaymentToken]; ok && rec.PaymentToken != "" {
 		return fmt.Errorf("transaction payment token: %w", ports.ErrDuplicate)
 	}
+	if err := s.pixLocationTaken(rec); err != nil {
+		return err
+	}
 	if key := rec.Idempotency.Key; key != "" {
 		if l := s.accountOf(rec.AccountID, false); l != nil && l.txByKey[key] != nil {
 			return fmt.Errorf("transaction idempotency key: %w", ports.ErrDuplicate)
@@ -57,6 +60,7 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 	if stored.PaymentToken != "" {
 		s.txByToken[stored.PaymentToken] = stored
 	}
+	s.indexPixLocation(stored)
 	indexStatus(s.txByStatus, stored.ID, "", stored.Status, stored)
 	l := s.accountOf(stored.AccountID, true)
 	l.insert(stored)
@@ -225,7 +229,7 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	}
 	rec, events := working.Record(), working.Events()
 	if rec.ID != stored.ID || rec.AccountID != stored.AccountID || !rec.CreatedAt.Equal(stored.CreatedAt) ||
-		rec.Idempotency != stored.Idempotency || rec.PaymentToken != stored.PaymentToken {
+		rec.Idempotency != stored.Idempotency || rec.PaymentToken != stored.PaymentToken || pixLocation(&rec) != pixLocation(stored) {
 		return nil, fmt.Errorf("memory: the update of transaction %s changed its identity", id)
 	}
 	if err := s.events.admit(events); err != nil {

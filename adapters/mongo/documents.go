@@ -162,6 +162,12 @@ type pixDoc struct {
 	URI       string    `bson:"uri"`
 	QRCodePNG []byte    `bson:"qrCodePng"`
 	ExpiresAt time.Time `bson:"expiresAt"`
+	// A dynamic charge's location (transactions_pix.go); static charges, and documents written
+	// before dynamic charges existed, have none of the three, which the sparse unique indexes
+	// leave out.
+	Location string `bson:"location,omitempty"`
+	LocKey   string `bson:"locKey,omitempty"`
+	CobTxID  string `bson:"cobTxid,omitempty"`
 }
 
 // searchDoc holds normalised copies of what the list filters match and the stored fields do
@@ -434,7 +440,8 @@ func fromTransaction(t *domain.Transaction) txSnapshot {
 		}
 	}
 	if p := r.Pix; p != nil {
-		f.Pix = &pixDoc{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt}
+		f.Pix = &pixDoc{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt,
+			Location: p.Location.ID, LocKey: locKey(p.Location.ID), CobTxID: p.Location.CobTxID}
 	}
 	return txSnapshot{ID: r.ID, Fields: f}
 }
@@ -503,7 +510,8 @@ func (d *txSnapshot) toTransaction() (*domain.Transaction, error) {
 		Payer: payer, Receiver: receiver, FeeAmount: toCents(f.FeeAmount), Refunds: refunds, Version: f.Version,
 	}
 	if p := f.Pix; p != nil {
-		r.Pix = &domain.PixResponse{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt.UTC()}
+		r.Pix = &domain.PixResponse{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt.UTC(),
+			Location: domain.PixLocation{ID: p.Location, CobTxID: p.CobTxID}}
 	}
 	if rf, ok := legacyRefund(r); ok {
 		r.Refunds = []domain.Refund{rf}

@@ -123,6 +123,9 @@ type app struct {
 	jobs []job
 	// stopping runs at shutdown, after the last request and the jobs ended (leases...).
 	stopping []func(context.Context) error
+	// pixLocationCache bounds the signed answers the location route keeps (0: the default;
+	// a benchmark sets 1 to time the fetch that must sign).
+	pixLocationCache int
 }
 
 // job is a background task run every interval.
@@ -164,7 +167,8 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		return nil, err
 	}
 	a.verifier, a.jwks = verifier, verifier.JWKS()
-	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity}); err != nil {
+	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity,
+		LocationPrefix: pixLocationPrefix(cfg.PublicURL)}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
 	a.renderer = qr.NewRenderer(cfg.QRConcurrency)
@@ -200,7 +204,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if cfg.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()
 	}
-	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage}
+	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
 			return nil, err

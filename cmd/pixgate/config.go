@@ -70,6 +70,13 @@ type Config struct {
 	PayRateLimitBurst int
 	PayStreamsCharge  int
 	PayStreamsAddress int
+
+	// Dynamic charges (wire_pixlocation.go), with PublicURL only.
+	PixSigningKey      string // PEM file of the key that signs payload locations
+	PixSigningPrevious string // PEM file of earlier keys kept in the key set
+	PixSigningCert     string // PEM file of the signing key's certificate chain
+	PixLocationRPS     float64
+	PixLocationBurst   int
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -249,7 +256,7 @@ func settings() []setting {
 			c.TokenFailures = int(n)
 			return err
 		}},
-		{"PIXGATE_PUBLIC_URL", "", "https base URL at which payers reach pixgate: each transaction's paymentUrl is this base, /pay/ and its token. Empty: the server's own address (http://localhost:8080 for make run).", func(c *Config, v string) error {
+		{"PIXGATE_PUBLIC_URL", "", "https base URL at which payers reach pixgate: each transaction's paymentUrl is this base, /pay/ and its token, and charges are dynamic BR Codes whose payload location is under it. Empty: the server's own address (http://localhost:8080 for make run) and static codes.", func(c *Config, v string) error {
 			if v == "" {
 				return nil
 			}
@@ -278,6 +285,31 @@ func settings() []setting {
 		{"PIXGATE_PAY_STREAMS_PER_ADDRESS", "20", "Live channels of the payment page open at once per client address.", func(c *Config, v string) error {
 			n, err := intIn(v, 1, 100_000)
 			c.PayStreamsAddress = int(n)
+			return err
+		}},
+		{"PIXGATE_PIX_SIGNING_KEY_FILE", "", "PEM RSA private key (2048 bits or more) that signs the payload locations of dynamic charges, never the token key; empty generates one with a warning. Only with PIXGATE_PUBLIC_URL.", func(c *Config, v string) error {
+			c.PixSigningKey = v
+			return nil
+		}},
+		{"PIXGATE_PIX_SIGNING_PREVIOUS_KEYS_FILE", "", "PEM file of earlier signing keys (private or public keys, or certificates), served in the key set beside the current one after a rotation.", func(c *Config, v string) error {
+			c.PixSigningPrevious = v
+			return nil
+		}},
+		{"PIXGATE_PIX_SIGNING_CERT_FILE", "", "PEM certificate chain of the signing key, its own certificate first; sent as x5c and x5t#S256. In production it must chain to ICP-Brasil.", func(c *Config, v string) error {
+			c.PixSigningCert = v
+			return nil
+		}},
+		{"PIXGATE_PIX_LOCATION_RATE_LIMIT_RPS", "50", "Requests a second per client address to GET /pix/qr/{locationId} and /pix/jwks (a payer's bank fetches from few addresses); 0 turns the limit off.", func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1e6 {
+				return fmt.Errorf("must be a number from 0 to 1000000")
+			}
+			c.PixLocationRPS = f
+			return nil
+		}},
+		{"PIXGATE_PIX_LOCATION_RATE_LIMIT_BURST", "200", "Burst of payload location requests per client address.", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 1_000_000)
+			c.PixLocationBurst = int(n)
 			return err
 		}},
 		{"PIXGATE_WEBHOOK_ALLOW_PRIVATE", "false", "Let webhooks reach loopback and private addresses (development and tests only).", boolSetting(func(c *Config) *bool { return &c.WebhookPrivate })},
@@ -322,6 +354,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("PIXGATE_CREDENTIAL_KEY: required with PIXGATE_STORE=mongo, so that stored secrets still match after a restart")
 	}
 	if err := acquirerAPIConfig(c); err != nil {
+		return Config{}, err
+	}
+	if err := pixLocationConfig(c); err != nil {
 		return Config{}, err
 	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {
