@@ -119,17 +119,10 @@ type app struct {
 	onWebhookAttempt func(domain.Event, ports.Attempt, ports.DeliveryStatus)
 	// webhookOptions are the sender's options beyond the configuration.
 	webhookOptions webhook.Options
-	// jobs run in the background while the server serves, each every its interval.
-	jobs []job
-	// stopping runs at shutdown, after the last request and the jobs ended (leases...).
-	stopping []func(context.Context) error
-}
-
-// job is a background task run every interval.
-type job struct {
-	name     string
-	interval time.Duration
-	run      func(context.Context) (int, error)
+	// jobs run in the background while the server serves, each every its interval, and
+	// workers run beside them until shutdown (scheduler.go).
+	jobs    []job
+	workers []worker
 }
 
 // newApp assembles pixgate. Options adjust the app before anything is built (tests point the

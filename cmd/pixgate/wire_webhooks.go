@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
@@ -12,7 +11,7 @@ import (
 )
 
 // wireWebhooks wires webhook delivery: the signed, SSRF-safe sender, the dispatcher that
-// delivers the outbox (a job that runs until shutdown, then releases its leases), and the
+// delivers the outbox (a worker that runs until shutdown, then releases its leases), and the
 // events routes.
 func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	opts := a.webhookOptions
@@ -35,17 +34,12 @@ func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	}
 	a.dispatcher = dispatcher
 	// Run loops by itself until its context ends and releases its leases on the way out.
-	a.jobs = append(a.jobs, job{name: "delivering webhooks", interval: time.Hour, run: func(ctx context.Context) (int, error) {
-		err := dispatcher.Run(ctx)
-		if ctx.Err() != nil {
-			// Shutdown: Run released this instance's leases on its way out (or says why not).
-			if err != nil {
-				a.log.Error("releasing webhook leases", slog.String("error", err.Error()))
-			} else {
-				a.log.Info("webhook dispatcher stopped; leases released")
-			}
+	a.workers = append(a.workers, worker{name: "releasing webhook leases", run: func(ctx context.Context) error {
+		if err := dispatcher.Run(ctx); err != nil {
+			return err
 		}
-		return 0, err
+		a.log.Info("webhook dispatcher stopped; leases released")
+		return nil
 	}})
 	deps.Webhooks = httpapi.WebhookDeps{ListEvents: application.NewListEvents(a.stores.transactions, a.stores.withdrawals, a.stores.outbox)}
 	return nil
