@@ -82,6 +82,9 @@ func New(cfg Config, deps Deps) *Server {
 		deps.ListTransactions == nil || deps.RefundTransaction == nil {
 		panic("httpapi.New: the authenticator and the transaction use cases are required")
 	}
+	if cfg.Sandbox && !deps.Sandbox.complete() {
+		panic("httpapi.New: the sandbox routes need every use case of SandboxDeps")
+	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}

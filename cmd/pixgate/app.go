@@ -108,6 +108,8 @@ type app struct {
 	jwks      []byte // the JWKS document of verifier's keys
 	emitter   *pix.Emitter
 	renderer  *qr.Renderer
+	// sandbox is the simulated world of PIXGATE_SANDBOX=true; nil, and never built, without it.
+	sandbox *sandboxWorld
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
 	// API Pix, or none (devolutions.go).
 	acquirer ports.Acquirer
@@ -169,6 +171,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	a.stores.ledger = a.metrics.Ledger(a.stores.ledger)
 	a.onWebhookAttempt = a.metrics.ObserveDelivery
 	st := a.stores
+	if cfg.Sandbox {
+		if a.sandbox, err = newSandboxWorld(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if a.acquirer, err = newAcquirer(cfg, a.clock); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // TestSoakMixedLoadLevelsOff drives a mixed load (create, get, list, pay through the sandbox,

@@ -17,11 +17,8 @@ func (a *app) wireAcquirer(deps *httpapi.Deps) error {
 		return nil
 	}
 	var receiver *domain.AccountHolder
-	if a.cfg.Sandbox {
-		r, err := a.sandboxReceiver()
-		if err != nil {
-			return err
-		}
+	if a.sandbox != nil {
+		r := a.sandbox.account
 		receiver = &r
 	}
 	deps.Acquirer = httpapi.AcquirerDeps{

@@ -59,7 +59,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	payer, err := application.SandboxReceiver("pix@pixgate.example", "PIXGATE SANDBOX")
+	payer, err := sandbox.ReceivingAccount("pix@pixgate.example", "PIXGATE SANDBOX")
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	m := metrics.New()
 	txs, wds, ledger := m.Transactions(store.Transactions()), m.Withdrawals(store.Withdrawals()), m.Ledger(store.Ledger())
 	create := application.NewCreateTransaction(txs, emitter, m.QRRenderer(renderer), ids, system.Capabilities{}, clock)
-	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, Sandbox: true}, httpapi.Deps{
+	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(verifier, accounts),
 		CreateTransaction: create,
 		GetTransaction:    application.NewGetTransaction(txs),
@@ -76,8 +76,8 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 		RefundTransaction: application.NewRefundTransaction(txs, sandbox.NewAcquirer(clock), ids, clock, func(error) {}),
 		Withdrawals: httpapi.WithdrawalDeps{
 			Create: application.NewCreateWithdrawal(wds, ids, clock, application.WithdrawalSettings{
-				Acquirer: emitter.Acquirer(), Fee: ledgerWithdrawalFee, Payer: payer,
-				Receiver: application.SandboxPixDirectory, StartAtOnce: true,
+				Acquirer: emitter.Acquirer(), Fee: ledgerWithdrawalFee, Payer: &payer,
+				Directory: sandbox.Directory{}, StartAtOnce: true,
 			}),
 			Get:     application.NewGetWithdrawal(wds),
 			Cancel:  application.NewCancelWithdrawal(wds, clock),
