@@ -112,8 +112,9 @@ type DispatcherConfig struct {
 }
 
 // Dispatcher delivers the outbox's webhook events: it claims due deliveries with a lease, signs
-// and sends each to its resource's webhookUrl, and records the attempt with the outcome: 2xx
-// delivered; 410 Gone failed at once; anything else, or no answer, tried again on the schedule
+// and sends each to its resource's webhookUrl, and records the attempt with the outcome the
+// sender's verdict gives: delivered; failed at once when the endpoint is gone; when the
+// verdict is to retry, or there is no answer, tried again on the schedule
 // (later still if the receiver's Retry-After asks for longer), and failed after the last
 // attempt. Several dispatchers, in one process or many, may share one outbox: the leases keep
 // each attempt to one of them.
@@ -143,9 +144,6 @@ type circuit struct {
 	openUntil time.Time // zero while closed
 	probing   bool      // half open: one delivery is testing the host
 }
-
-// statusGone stops the retries at once: the receiver says the endpoint is gone for good.
-const statusGone = 410
 
 // recordTimeout bounds the writes made after the caller's context ended: an attempt that was
 // made is recorded even during a shutdown, and leases are given back.
@@ -449,10 +447,10 @@ func (d *Dispatcher) message(ctx context.Context, ev domain.Event, at time.Time)
 // judge turns the outcome of attempt number n, ended at end, into the delivery's status and
 // next attempt time (zero when there is none).
 func (d *Dispatcher) judge(n int, resp ports.WebhookResponse, sendErr error, end time.Time) (ports.DeliveryStatus, time.Time) {
-	if sendErr == nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+	if sendErr == nil && resp.Verdict == ports.WebhookDelivered {
 		return ports.DeliveryDelivered, time.Time{}
 	}
-	if sendErr == nil && resp.StatusCode == statusGone {
+	if sendErr == nil && resp.Verdict == ports.WebhookGone {
 		return ports.DeliveryFailed, time.Time{}
 	}
 	wait, ok := d.cfg.Schedule.Next(n, d.cfg.Rand())

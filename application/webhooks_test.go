@@ -386,7 +386,7 @@ func TestADispatcherThatDiesMidDeliveryLeavesItToAnotherOnceTheLeaseEnds(t *test
 	w.sender.script(func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 		close(entered)
 		<-unblock // the process hangs here: it neither finishes nor gives its lease back
-		return ports.WebhookResponse{StatusCode: 200}, nil
+		return whAnswer(200), nil
 	})
 	dead := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-a", Lease: 30 * time.Second})
 	other := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-b", Lease: 30 * time.Second})
@@ -831,10 +831,23 @@ type whMessage struct {
 
 type whReply func(m whMessage) (ports.WebhookResponse, error)
 
+// whStatus answers code with the verdict a sender gives it (the port's contract; the webhook
+// adapter's tests pin its own reading).
 func whStatus(code int) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 	return func(ports.WebhookMessage) (ports.WebhookResponse, error) {
-		return ports.WebhookResponse{StatusCode: code}, nil
+		return whAnswer(code), nil
 	}
+}
+
+func whAnswer(code int) ports.WebhookResponse {
+	v := ports.WebhookRetry
+	switch {
+	case code >= 200 && code <= 299:
+		v = ports.WebhookDelivered
+	case code == 410:
+		v = ports.WebhookGone
+	}
+	return ports.WebhookResponse{StatusCode: code, Verdict: v}
 }
 
 func whFail(text string) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
@@ -912,7 +925,7 @@ func (s *whSender) Send(ctx context.Context, m ports.WebhookMessage) (ports.Webh
 	case fallback != nil:
 		return fallback(m)
 	}
-	return ports.WebhookResponse{StatusCode: 200}, nil
+	return whAnswer(200), nil
 }
 
 func (s *whSender) sent() []ports.WebhookMessage {
@@ -952,7 +965,7 @@ func TestAHostThatKeepsNotAnsweringIsHeldBackWithoutSpendingAttemptsThenProbedOn
 	answer := false
 	w.sender.fallback = func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 		if answer {
-			return ports.WebhookResponse{StatusCode: 204}, nil
+			return whAnswer(204), nil
 		}
 		return ports.WebhookResponse{}, errors.New("no answer within 10s")
 	}

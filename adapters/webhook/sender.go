@@ -149,7 +149,19 @@ func (s *Sender) Send(ctx context.Context, m ports.WebhookMessage) (ports.Webhoo
 	// The body is read only to reuse the connection; failing to read it changes no outcome.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyRead))
 	retryAfter, _ := ParseRetryAfter(resp.Header.Get("Retry-After"), s.now())
-	return ports.WebhookResponse{StatusCode: resp.StatusCode, RetryAfter: retryAfter}, nil
+	return ports.WebhookResponse{StatusCode: resp.StatusCode, Verdict: verdict(resp.StatusCode), RetryAfter: retryAfter}, nil
+}
+
+// verdict reads a status as Standard Webhooks does: a 2xx delivers, 410 Gone stops for good,
+// anything else is tried again.
+func verdict(status int) ports.WebhookVerdict {
+	switch {
+	case status >= 200 && status <= 299:
+		return ports.WebhookDelivered
+	case status == http.StatusGone:
+		return ports.WebhookGone
+	}
+	return ports.WebhookRetry
 }
 
 // transportError turns the client's error into one a merchant may read: without the URL (the
