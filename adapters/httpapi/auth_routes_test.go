@@ -234,6 +234,9 @@ type (
 	authUnusedEmitter      struct{ ports.PixEmitter }
 	authUnusedRenderer     struct{ ports.QRRenderer }
 	authUnusedAcquirer     struct{ ports.Acquirer }
+	authUnusedWithdrawals  struct{ ports.WithdrawalRepository }
+	authUnusedLedger       struct{ ports.Ledger }
+	authUnusedOutbox       struct{ ports.Outbox }
 )
 
 const authTestJWKS = `{"keys":[{"kty":"RSA","kid":"k1","n":"AQAB","e":"AQAB"}]}`
@@ -266,6 +269,15 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 		GetTransaction:    application.NewGetTransaction(authUnusedTransactions{}),
 		ListTransactions:  application.NewListTransactions(authUnusedTransactions{}),
 		RefundTransaction: application.NewRefundTransaction(authUnusedTransactions{}, authUnusedAcquirer{}, ids, clock, func(error) {}),
+		Withdrawals: httpapi.WithdrawalDeps{
+			Create:  application.NewCreateWithdrawal(authUnusedWithdrawals{}, ids, clock, application.WithdrawalSettings{Acquirer: "SANDBOX"}),
+			Get:     application.NewGetWithdrawal(authUnusedWithdrawals{}),
+			Cancel:  application.NewCancelWithdrawal(authUnusedWithdrawals{}, clock),
+			Balance: application.NewGetBalance(authUnusedLedger{}),
+		},
+		Webhooks:    httpapi.WebhookDeps{ListEvents: application.NewListEvents(authUnusedTransactions{}, authUnusedWithdrawals{}, authUnusedOutbox{})},
+		Ledger:      httpapi.LedgerDeps{Entries: application.NewListEntries(authUnusedLedger{})},
+		PaymentPage: httpapi.PaymentPageDeps{Show: application.NewShowPaymentPage(authUnusedTransactions{}, accounts, clock), Follow: application.NewFollowPayment(authUnusedTransactions{}, clock)},
 		Auth: httpapi.AuthDeps{
 			Token:               granter,
 			JWKS:                []byte(authTestJWKS),

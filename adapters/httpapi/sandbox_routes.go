@@ -14,7 +14,7 @@ import (
 
 // SandboxDeps are the use cases of the /sandbox routes, which steer transactions and
 // withdrawals as the payers' banks and the acquirer would (adapters/sandbox builds them). The
-// routes exist only with Config.Sandbox; New refuses Config.Sandbox without every one of them.
+// routes exist only with Config.Sandbox, which requires every one of them.
 type SandboxDeps struct {
 	PayTransaction   *application.Transition[*domain.Transaction, *domain.AccountHolder]
 	OpenDispute      *application.TransactionStep

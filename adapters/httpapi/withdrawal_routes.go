@@ -10,7 +10,7 @@ import (
 )
 
 // WithdrawalDeps are the use cases of POST /withdrawal, GET /withdrawal/{id}, cancel and
-// GET /balance. The group is registered when Create, Get, Cancel and Balance are all set.
+// GET /balance.
 type WithdrawalDeps struct {
 	Create  *application.CreateWithdrawal
 	Get     *application.GetWithdrawal
@@ -21,9 +21,6 @@ type WithdrawalDeps struct {
 // withdrawalRoutes registers POST /withdrawal, GET /withdrawal/{id}, cancel and GET /balance.
 func (s *Server) withdrawalRoutes(r *mux.Router) {
 	d := s.deps.Withdrawals
-	if d.Create == nil || d.Get == nil || d.Cancel == nil || d.Balance == nil {
-		return
-	}
 	r.Name("withdrawal.create").Methods(http.MethodPost).Path("/withdrawal").
 		Handler(s.authed(domain.ScopeWithdrawalWrite, s.createWithdrawal))
 	r.Name("withdrawal.get").Methods(http.MethodGet).Path("/withdrawal/{id}").

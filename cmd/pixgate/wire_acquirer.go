@@ -21,7 +21,7 @@ func (a *app) wireAcquirer(deps *httpapi.Deps) error {
 		r := a.sandbox.account
 		receiver = &r
 	}
-	deps.Acquirer = httpapi.AcquirerDeps{
+	deps.Acquirer = &httpapi.AcquirerDeps{
 		Notifications: application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
 			pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment),
 		Secret: a.cfg.AcquirerSecret,

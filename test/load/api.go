@@ -83,7 +83,20 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 			Cancel:  application.NewCancelWithdrawal(wds, clock),
 			Balance: application.NewGetBalance(ledger),
 		},
-		Ledger:   httpapi.LedgerDeps{Entries: application.NewListEntries(ledger)},
+		Ledger: httpapi.LedgerDeps{Entries: application.NewListEntries(ledger)},
+		// Served like every route, though no phase of the profile times them.
+		Auth: httpapi.AuthDeps{
+			Token: application.NewIssueToken(accounts, issuer, hasher, time.Hour), JWKS: verifier.JWKS(),
+			CreateCredential:    application.NewCreateCredential(accounts, ids, clock, hasher),
+			ListCredentials:     application.NewListCredentials(accounts),
+			RevokeCredential:    application.NewRevokeCredential(accounts, clock),
+			GetWebhookSecret:    application.NewGetWebhookSecret(accounts, clock),
+			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock),
+		},
+		Webhooks: httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, store.Outbox())},
+		PaymentPage: httpapi.PaymentPageDeps{
+			Show: application.NewShowPaymentPage(txs, accounts, clock), Follow: application.NewFollowPayment(txs, clock),
+		},
 		Observer: m,
 		Logger:   slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
