@@ -42,14 +42,11 @@ type credentialMaker struct {
 	repo   ports.AccountRepository
 	ids    ports.IDGenerator
 	clock  ports.Clock
-	hasher *SecretHasher
+	hasher ports.ClientSecrets
 }
 
-func newCredentialMaker(name string, repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher *SecretHasher) credentialMaker {
-	requirePorts(name, repo, ids, clock)
-	if hasher == nil {
-		panic(fmt.Sprintf("application.%s: hasher is nil", name))
-	}
+func newCredentialMaker(name string, repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher ports.ClientSecrets) credentialMaker {
+	requirePorts(name, repo, ids, clock, hasher)
 	return credentialMaker{repo: repo, ids: ids, clock: clock, hasher: hasher}
 }
 
@@ -85,13 +82,13 @@ func (m credentialMaker) newAccount(ctx context.Context, name string, scopes []d
 type CreateCredential struct{ maker credentialMaker }
 
 // NewCreateCredential builds the use case; every port is required.
-func NewCreateCredential(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher *SecretHasher) *CreateCredential {
+func NewCreateCredential(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher ports.ClientSecrets) *CreateCredential {
 	return &CreateCredential{maker: newCredentialMaker("NewCreateCredential", repo, ids, clock, hasher)}
 }
 
 // Execute creates the credential for p's account.
 func (uc *CreateCredential) Execute(ctx context.Context, p domain.Principal) (NewCredential, error) {
-	return uc.maker.create(ctx, p.AccountID, uc.maker.ids.NewID(), newClientSecret())
+	return uc.maker.create(ctx, p.AccountID, uc.maker.ids.NewID(), uc.maker.hasher.NewSecret())
 }
 
 // ListCredentials lists the caller's account's credentials, newest first, revoked ones
@@ -150,7 +147,7 @@ type CreatedAccount struct {
 type CreateAccount struct{ maker credentialMaker }
 
 // NewCreateAccount builds the use case; every port is required.
-func NewCreateAccount(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher *SecretHasher) *CreateAccount {
+func NewCreateAccount(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher ports.ClientSecrets) *CreateAccount {
 	return &CreateAccount{maker: newCredentialMaker("NewCreateAccount", repo, ids, clock, hasher)}
 }
 
@@ -160,7 +157,7 @@ func (uc *CreateAccount) Execute(ctx context.Context, name string, scopes []doma
 	if err != nil {
 		return CreatedAccount{}, err
 	}
-	cred, err := uc.maker.create(ctx, account.ID(), uc.maker.ids.NewID(), newClientSecret())
+	cred, err := uc.maker.create(ctx, account.ID(), uc.maker.ids.NewID(), uc.maker.hasher.NewSecret())
 	if err != nil {
 		return CreatedAccount{}, err
 	}

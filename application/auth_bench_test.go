@@ -15,6 +15,7 @@ import (
 
 	"github.com/pixgate/pixgate/adapters/jwtauth"
 	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -37,7 +38,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 		b.Fatal(err)
 	}
 	repo := memory.NewAccounts()
-	hasher, err := application.NewSecretHasher([]byte("bench-key-bench-key-bench-key-32"))
+	hasher, err := system.NewClientSecrets([]byte("bench-key-bench-key-bench-key-32"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
@@ -101,9 +100,6 @@ type DispatcherConfig struct {
 	// Schedule of the retries. Default StandardSchedule (a schedule without delays is taken
 	// for the default).
 	Schedule Schedule
-	// Rand returns random numbers in [0, 1) for the jitter; it must be safe for concurrent
-	// use. Default math/rand/v2's Float64.
-	Rand func() float64
 	// Logger receives what goes wrong in the background. Default: discarded.
 	Logger *slog.Logger
 	// OnAttempt, when set, is called after each recorded attempt (metrics); it must be quick
@@ -128,6 +124,7 @@ type Dispatcher struct {
 	encoder  ports.EventEncoder
 	sender   ports.WebhookSender
 	clock    ports.Clock
+	random   ports.Random
 	cfg      DispatcherConfig
 	log      *slog.Logger
 
@@ -149,11 +146,11 @@ type circuit struct {
 // made is recorded even during a shutdown, and leases are given back.
 const recordTimeout = 5 * time.Second
 
-// NewDispatcher builds a dispatcher. It panics on a nil port and answers an error for a bad
-// configuration.
+// NewDispatcher builds a dispatcher; random draws the jitter of the retries. It panics on a
+// nil port and answers an error for a bad configuration.
 func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encoder ports.EventEncoder,
-	sender ports.WebhookSender, clock ports.Clock, cfg DispatcherConfig) (*Dispatcher, error) {
-	requirePorts("NewDispatcher", outbox, accounts, encoder, sender, clock)
+	sender ports.WebhookSender, clock ports.Clock, random ports.Random, cfg DispatcherConfig) (*Dispatcher, error) {
+	requirePorts("NewDispatcher", outbox, accounts, encoder, sender, clock, random)
 	if cfg.Owner == "" {
 		return nil, errors.New("webhook dispatcher: owner is required")
 	}
@@ -188,15 +185,12 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 	if err := cfg.Schedule.validate(); err != nil {
 		return nil, fmt.Errorf("webhook dispatcher: %w", err)
 	}
-	if cfg.Rand == nil {
-		cfg.Rand = rand.Float64
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{outbox: outbox, accounts: accounts, encoder: encoder, sender: sender,
-		clock: clock, cfg: cfg, log: log, byAcct: map[string]int{}, circuits: map[string]*circuit{}}, nil
+		clock: clock, random: random, cfg: cfg, log: log, byAcct: map[string]int{}, circuits: map[string]*circuit{}}, nil
 }
 
 // Run delivers due events until ctx ends: it claims as many as it has free slots, sends them in
@@ -453,7 +447,7 @@ func (d *Dispatcher) judge(n int, resp ports.WebhookResponse, sendErr error, end
 	if sendErr == nil && resp.Verdict == ports.WebhookGone {
 		return ports.DeliveryFailed, time.Time{}
 	}
-	wait, ok := d.cfg.Schedule.Next(n, d.cfg.Rand())
+	wait, ok := d.cfg.Schedule.Next(n, d.random.Float64())
 	if !ok {
 		return ports.DeliveryFailed, time.Time{}
 	}

@@ -122,14 +122,11 @@ func (w *whWorld) realDispatcher(t testing.TB, cfg application.DispatcherConfig)
 	if cfg.Owner == "" {
 		cfg.Owner = "instance-a"
 	}
-	if cfg.Rand == nil {
-		cfg.Rand = func() float64 { return 0.5 }
-	}
 	var clock ports.Clock = w.clock
 	if w.realClock {
 		clock = whRealClock{}
 	}
-	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, cfg)
+	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, whDraw(0.5), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,15 +67,22 @@ func (w *whWorld) eventOf(t testing.TB, account string, kind domain.ResourceKind
 	return e
 }
 
+// whDraw is a random source that always draws the same number.
+type whDraw float64
+
+func (d whDraw) Float64() float64 { return float64(d) }
+
 func (w *whWorld) dispatcher(t testing.TB, cfg application.DispatcherConfig) *application.Dispatcher {
+	t.Helper()
+	return w.dispatcherDrawing(t, cfg, whDraw(0.5)) // no jitter: the schedule's exact delays
+}
+
+func (w *whWorld) dispatcherDrawing(t testing.TB, cfg application.DispatcherConfig, random ports.Random) *application.Dispatcher {
 	t.Helper()
 	if cfg.Owner == "" {
 		cfg.Owner = "instance-a"
 	}
-	if cfg.Rand == nil {
-		cfg.Rand = func() float64 { return 0.5 } // no jitter: the schedule's exact delays
-	}
-	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, cfg)
+	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, random, cfg)
 	if err != nil {
 		t.Fatalf("NewDispatcher: %v", err)
 	}
@@ -124,7 +131,7 @@ func TestNewDispatcherRefusesMissingPortsAndBadConfiguration(t *testing.T) {
 				t.Error("NewDispatcher accepted a nil sender")
 			}
 		}()
-		_, _ = application.NewDispatcher(w.outbox, w.accounts, w.encoder, nil, w.clock, application.DispatcherConfig{Owner: "a"})
+		_, _ = application.NewDispatcher(w.outbox, w.accounts, w.encoder, nil, w.clock, whDraw(0.5), application.DispatcherConfig{Owner: "a"})
 	})
 	for name, cfg := range map[string]application.DispatcherConfig{
 		"no owner":             {},
@@ -134,7 +141,7 @@ func TestNewDispatcherRefusesMissingPortsAndBadConfiguration(t *testing.T) {
 		"a zero delay":         {Owner: "a", Schedule: application.Schedule{Delays: []time.Duration{time.Second, 0}}},
 	} {
 		t.Run(name+" is refused", func(t *testing.T) {
-			if _, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, cfg); err == nil {
+			if _, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, whDraw(0.5), cfg); err == nil {
 				t.Error("NewDispatcher accepted it")
 			}
 		})
@@ -294,7 +301,7 @@ func TestDispatcherSpreadsRetriesWithJitter(t *testing.T) {
 			w := newWhWorld(t)
 			w.sender.script(whStatus(500))
 			e := w.event(t)
-			d := w.dispatcher(t, application.DispatcherConfig{Rand: func() float64 { return tc.r }})
+			d := w.dispatcherDrawing(t, application.DispatcherConfig{}, whDraw(tc.r))
 			whDeliverDue(t, d)
 			if got := w.outbox.get(e.ID).NextAttemptAt.Sub(whStart); got != tc.want {
 				t.Errorf("next attempt after %v, want %v", got, tc.want)

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
@@ -255,7 +256,7 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 	clock := &authTestClock{now: time.Date(2031, 9, 10, 11, 12, 13, 0, time.UTC)}
 	accounts := &authTestAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}}
 	tokens := &authTestTokens{clock: clock, issued: map[string]ports.TokenClaims{}}
-	hasher, err := application.NewSecretHasher([]byte("http-test-key-http-test-key-0123"))
+	hasher, err := system.NewClientSecrets([]byte("http-test-key-http-test-key-0123"))
 	if err != nil {
 		t.Fatal(err)
 	}

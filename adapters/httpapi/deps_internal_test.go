@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/ports"
 )
@@ -27,7 +28,7 @@ func (unusedClock) Now() time.Time { return time.Date(2026, 11, 22, 11, 19, 32, 
 // so that New accepts a server built for the routes a test exercises.
 func completeDeps(d Deps) Deps {
 	txs, wds, accounts, ledger, clock := unusedTransactions{}, unusedWithdrawals{}, unusedAccounts{}, unusedLedger{}, unusedClock{}
-	hasher, err := application.NewSecretHasher([]byte("unused-test-key-unused-test-key-"))
+	hasher, err := system.NewClientSecrets([]byte("unused-test-key-unused-test-key-"))
 	if err != nil {
 		panic(err)
 	}

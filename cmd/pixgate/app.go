@@ -80,14 +80,14 @@ func signingKey(cfg Config, log *slog.Logger) (*rsa.PrivateKey, error) {
 	return jwtauth.GenerateKey()
 }
 
-func secretHasher(cfg Config, log *slog.Logger) (*application.SecretHasher, error) {
+func secretHasher(cfg Config, log *slog.Logger) (*system.ClientSecrets, error) {
 	key := cfg.CredentialKey
 	if len(key) == 0 {
 		log.Warn("no PIXGATE_CREDENTIAL_KEY: generated one; credentials created now stop matching after a restart")
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	}
-	return application.NewSecretHasher(key)
+	return system.NewClientSecrets(key)
 }
 
 // app is pixgate assembled: every adapter built and handed to the use cases that need it.
@@ -102,7 +102,7 @@ type app struct {
 	// publicURL is the base of the payment pages' addresses: PIXGATE_PUBLIC_URL, or the
 	// server's own address (serve sets the one it listens on).
 	publicURL string
-	hasher    *application.SecretHasher
+	hasher    *system.ClientSecrets
 	issuer    *jwtauth.Issuer
 	verifier  ports.TokenVerifier
 	jwks      []byte // the JWKS document of verifier's keys

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/adapters/webhook"
 	"github.com/pixgate/pixgate/application"
 )
@@ -15,12 +16,12 @@ import (
 // events routes.
 func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	opts := a.webhookOptions
-	opts.AllowPrivate, opts.CAFile = a.cfg.WebhookPrivate, a.cfg.WebhookCAFile
+	opts.AllowPrivate, opts.CAFile, opts.Clock = a.cfg.WebhookPrivate, a.cfg.WebhookCAFile, a.clock
 	sender, err := webhook.NewSender(opts)
 	if err != nil {
 		return fmt.Errorf("PIXGATE_WEBHOOK_CA_FILE: %w", err)
 	}
-	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{PublicURL: a.publicURL}, sender, a.clock,
+	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{PublicURL: a.publicURL}, sender, a.clock, system.Random{},
 		application.DispatcherConfig{
 			Owner:        a.ids.NewID(), // one owner per process: leases tell instances apart
 			Concurrency:  a.cfg.WebhookWorkers,

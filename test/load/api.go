@@ -51,7 +51,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	hasher, err := application.NewSecretHasher([]byte("load-profile-key-load-profile-key"))
+	hasher, err := system.NewClientSecrets([]byte("load-profile-key-load-profile-key"))
 	if err != nil {
 		return nil, err
 	}
