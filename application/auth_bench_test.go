@@ -27,7 +27,7 @@ import (
 //	go test -run '^$' -bench BenchmarkAuthenticate ./application/
 func BenchmarkAuthenticate(b *testing.B) {
 	ctx := context.Background()
-	clock := &authClock{now: time.Now()}
+	clock := &fakeClock{now: time.Now()}
 	key, err := jwtauth.GenerateKey()
 	if err != nil {
 		b.Fatal(err)

@@ -17,8 +17,8 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// The hand-written fakes of the webhook tests start with "wh" so that they cannot collide with
-// the fakes of other use cases in this package. They are at the end of this file.
+// The webhook tests share the package's fakes (fakes_test.go: the clock, the accounts); the
+// outbox, sender and encoder only they use are at the end of this file.
 
 var whStart = time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC)
 
@@ -30,10 +30,10 @@ const (
 // whWorld is a dispatcher's surroundings: an outbox, one account, a clock and a sender.
 type whWorld struct {
 	outbox   *whOutbox
-	accounts *whAccounts
+	accounts *fakeAccounts
 	encoder  *whEncoder
 	sender   *whSender
-	clock    *whClock
+	clock    *fakeClock
 	events   int
 
 	real      ports.WebhookSender // the real sender, for the integration tests
@@ -42,10 +42,10 @@ type whWorld struct {
 
 func newWhWorld(t testing.TB) *whWorld {
 	t.Helper()
-	w := &whWorld{outbox: newWhOutbox(), accounts: newWhAccounts(), encoder: &whEncoder{},
-		sender: &whSender{}, clock: &whClock{now: whStart}}
-	w.accounts.add(t, "acc-1", whSecret)
-	w.accounts.add(t, "acc-2", whSecret)
+	w := &whWorld{outbox: newWhOutbox(), accounts: newFakeAccounts(), encoder: &whEncoder{},
+		sender: &whSender{}, clock: newFakeClock(whStart)}
+	whAddAccount(t, w.accounts, "acc-1", whSecret)
+	whAddAccount(t, w.accounts, "acc-2", whSecret)
 	return w
 }
 
@@ -365,7 +365,7 @@ func TestDispatcherTreatsEveryAnswerButA2xxAsAFailure(t *testing.T) {
 func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	w := newWhWorld(t)
 	e := w.event(t)
-	w.accounts.failGet(ports.ErrUnavailable)
+	w.accounts.SetFail(ports.ErrUnavailable)
 	d := w.dispatcher(t, application.DispatcherConfig{Lease: time.Minute})
 
 	n, err := d.DeliverDue(context.Background())
@@ -375,7 +375,7 @@ func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	if got := w.outbox.get(e.ID); len(got.Attempts) != 0 || len(w.sender.sent()) != 0 {
 		t.Fatalf("an attempt was spent: %+v", got)
 	}
-	w.accounts.failGet(nil)
+	w.accounts.SetFail(nil)
 	if n := whDeliverDue(t, d); n != 0 {
 		t.Errorf("claimed again before the lease ran out")
 	}
@@ -605,28 +605,6 @@ func whIDs(ds []ports.Delivery) []string {
 
 // ---- fakes ----
 
-type whClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *whClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *whClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// whRealClock is the wall clock, for tests that run against real receivers.
-type whRealClock struct{}
-
-func (whRealClock) Now() time.Time { return time.Now() }
-
 // whOutbox is an in-memory ports.Outbox that honours leases as the port says: a held delivery
 // is claimable again only once its lease ended, and only its holder may record an attempt.
 type whOutbox struct {
@@ -772,55 +750,16 @@ func (o *whOutbox) count(s ports.DeliveryStatus) int {
 	return n
 }
 
-// whAccounts serves the accounts' webhook secrets. Only the methods the dispatcher and the
-// tests use are implemented; the embedded interface stays nil, so any other call panics.
-type whAccounts struct {
-	ports.AccountRepository
-	mu       sync.Mutex
-	accounts map[string]*domain.Account
-	getErr   error
-}
-
-func newWhAccounts() *whAccounts { return &whAccounts{accounts: map[string]*domain.Account{}} }
-
-func (r *whAccounts) add(t testing.TB, id, secret string) {
+// whAddAccount stores an account whose webhooks are signed with secret.
+func whAddAccount(t testing.TB, repo *fakeAccounts, id, secret string) {
 	t.Helper()
 	a, err := domain.NewAccount(id, "Loja "+id, domain.AllScopes(), secret, whStart.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.accounts[id] = a
-}
-
-func (r *whAccounts) failGet(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.getErr = err
-}
-
-func (r *whAccounts) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.getErr != nil {
-		return nil, r.getErr
+	if err := repo.CreateAccount(context.Background(), a); err != nil {
+		t.Fatal(err)
 	}
-	a, ok := r.accounts[id]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), a.Webhook(), a.CreatedAt()), nil
-}
-
-func (r *whAccounts) UpdateAccount(ctx context.Context, id string, fn func(*domain.Account) error) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	a, ok := r.accounts[id]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	return fn(a)
 }
 
 // whEncoder stands in for the HTTP adapter's encoder: the event's id and type as JSON.

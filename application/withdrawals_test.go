@@ -18,25 +18,8 @@ import (
 
 // Hand-written fakes of the ports the withdrawal use cases need.
 
-type wdClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newWdClock() *wdClock {
-	return &wdClock{now: time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC)}
-}
-
-func (c *wdClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *wdClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newWdClock() *fakeClock {
+	return newFakeClock(time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC))
 }
 
 type wdIDs struct {
@@ -240,7 +223,7 @@ func (r *wdRepo) eventTypes(id string) []string {
 // wdFixture is the withdrawal use cases over the fakes, for one funded account.
 type wdFixture struct {
 	repo    *wdRepo
-	clock   *wdClock
+	clock   *fakeClock
 	create  *application.CreateWithdrawal
 	caller  domain.Principal
 	another domain.Principal

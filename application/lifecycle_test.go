@@ -24,10 +24,11 @@ var (
 	lcRefundE2E  = regexp.MustCompile(`^D99999999\d{12}[A-Za-z0-9]{11}$`)
 )
 
-// lcWorld wires the lifecycle use cases to the lc fakes: one merchant, a clock the test moves.
+// lcWorld wires the lifecycle use cases, with the sandbox's steering, to the package's fakes:
+// one merchant, a clock the test moves.
 type lcWorld struct {
-	clock    *lcClock
-	repo     *lcRepo
+	clock    *fakeClock
+	repo     *fakeTransactions
 	emitter  *lcEmitter
 	merchant domain.Principal
 	fee      domain.FeePolicy
@@ -54,7 +55,7 @@ func newLcWorld(t testing.TB) *lcWorld {
 		t.Fatal(err)
 	}
 	w := &lcWorld{
-		clock: newLcClock(lcStart), repo: newLcRepo(), emitter: &lcEmitter{},
+		clock: newFakeClock(lcStart), repo: newFakeTransactions(), emitter: &lcEmitter{},
 		merchant: domain.Principal{AccountID: "acct-lc-1", Scopes: domain.AllScopes()},
 		fee:      domain.FeePolicy{FixedCents: 10, BasisPoints: 99},
 		receiver: receiver,
@@ -572,7 +573,7 @@ func TestParsePixKeyFindsTheKeyType(t *testing.T) {
 }
 
 func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
-	repo, clock := newLcRepo(), newLcClock(lcStart)
+	repo, clock := newFakeTransactions(), newFakeClock(lcStart)
 	for name, build := range map[string]func(){
 		"steering without a repository": func() { sandbox.NewTransactionSteering(nil, clock, domain.FeePolicy{}, domain.AccountHolder{}) },
 		"steering without a clock":      func() { sandbox.NewTransactionSteering(repo, nil, domain.FeePolicy{}, domain.AccountHolder{}) },
