@@ -42,7 +42,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	created, err := application.NewCreateAccount(repo, &authIDs{}, clock, hasher).Execute(ctx, "Bench", nil)
+	created, err := application.NewCreateAccount(repo, &fakeIDs{}, clock, hasher).Execute(ctx, "Bench", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,7 +23,7 @@ var authStart = time.Date(2031, 8, 9, 10, 11, 12, 0, time.UTC)
 // authWorld wires the authentication use cases to fakes.
 type authWorld struct {
 	clock    *fakeClock
-	ids      *authIDs
+	ids      *fakeIDs
 	repo     *fakeAccounts
 	issuer   *authIssuer
 	verifier *authVerifier
@@ -39,7 +39,7 @@ type authWorld struct {
 
 func newAuthWorld(t testing.TB) *authWorld {
 	t.Helper()
-	w := &authWorld{clock: &fakeClock{now: authStart}, ids: &authIDs{}, repo: newFakeAccounts(), verifier: &authVerifier{tokens: map[string]ports.TokenClaims{}}}
+	w := &authWorld{clock: &fakeClock{now: authStart}, ids: &fakeIDs{}, repo: newFakeAccounts(), verifier: &authVerifier{tokens: map[string]ports.TokenClaims{}}}
 	w.issuer = &authIssuer{clock: w.clock}
 	h, err := system.NewClientSecrets([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {

@@ -40,12 +40,13 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-type authIDs struct {
+// fakeIDs makes readable UUIDs, counting from 1.
+type fakeIDs struct {
 	mu sync.Mutex
 	n  int
 }
 
-func (g *authIDs) NewID() string {
+func (g *fakeIDs) NewID() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.n++
@@ -329,19 +330,7 @@ func (e *authExchanger) Exchange(_ context.Context, clientID, secret string, sco
 	return ports.UpstreamToken{AccessToken: "upstream-" + clientID, Lifetime: 5 * time.Minute, ExpiresAt: e.clock.Now().Add(5 * time.Minute), Scopes: e.scopes}, nil
 }
 
-type lcIDs struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (g *lcIDs) NewID() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.n++
-	return fmt.Sprintf("1c000000-0000-4000-8000-%012d", g.n)
-}
-
-// lcTokens makes distinct payment page tokens, as readable as lcIDs' ids.
+// lcTokens makes distinct payment page tokens, as readable as fakeIDs' ids.
 type lcTokens struct {
 	mu sync.Mutex
 	n  int

@@ -61,8 +61,8 @@ func newLcWorld(t testing.TB) *lcWorld {
 		receiver: receiver,
 		ledger:   newLcLedger(), devolver: &lcAcquirer{},
 	}
-	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &lcIDs{}, &lcTokens{}, w.clock)
-	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &lcIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
+	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &fakeIDs{}, &lcTokens{}, w.clock)
+	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &fakeIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
 	w.expire = application.NewExpireTransactions(w.repo, w.clock)
 	steer := sandbox.NewTransactionSteering(w.repo, w.clock, w.fee, receiver)
 	w.pay, w.open, w.accept, w.reject, w.fail = steer.PayTransaction, steer.OpenDispute, steer.AcceptDispute, steer.RejectDispute, steer.FailRefund

@@ -22,18 +22,6 @@ func newWdClock() *fakeClock {
 	return newFakeClock(time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC))
 }
 
-type wdIDs struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (g *wdIDs) NewID() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.n++
-	return fmt.Sprintf("00000000-0000-4000-8000-%012d", g.n)
-}
-
 // wdRepo keeps withdrawals in memory under one lock, on top of a fixed balance that stands for
 // the account's transactions.
 type wdRepo struct {
@@ -240,7 +228,7 @@ func newWdFixture(t *testing.T, startAtOnce bool, fee domain.Cents, funds domain
 	repo, clock := newWdRepo(), newWdClock()
 	f := &wdFixture{
 		repo: repo, clock: clock,
-		create: application.NewCreateWithdrawal(repo, &wdIDs{}, clock, application.WithdrawalSettings{
+		create: application.NewCreateWithdrawal(repo, &fakeIDs{}, clock, application.WithdrawalSettings{
 			Acquirer: "SANDBOX", Fee: fee, Payer: &wdGateway, Directory: sandbox.Directory{},
 			StartAtOnce: startAtOnce,
 		}),
@@ -482,7 +470,7 @@ func TestCreateWithdrawalFailsWhenTheKeyCannotBeResolved(t *testing.T) {
 	repo := newWdRepo()
 	repo.fund("acc-1", 10_000)
 	lookupDown := errors.New("PIX directory unreachable")
-	uc := application.NewCreateWithdrawal(repo, &wdIDs{}, newWdClock(), application.WithdrawalSettings{
+	uc := application.NewCreateWithdrawal(repo, &fakeIDs{}, newWdClock(), application.WithdrawalSettings{
 		Acquirer: "SANDBOX", Payer: &wdGateway, StartAtOnce: true, Directory: wdDirectoryDown{lookupDown},
 	})
 	_, err := uc.Execute(context.Background(), domain.Principal{AccountID: "acc-1"}, wdInput(1_000))
