@@ -325,11 +325,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {
-		for name, v := range map[string]string{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": c.UpstreamToken,
-			"PIXGATE_AUTH_UPSTREAM_JWKS_URL": c.UpstreamJWKS, "PIXGATE_AUTH_UPSTREAM_ISSUER": c.UpstreamIssuer,
-			"PIXGATE_AUTH_UPSTREAM_AUDIENCE": c.UpstreamAud} {
-			if v == "" {
-				return Config{}, fmt.Errorf("%s: required when an upstream authentication provider is configured", name)
+		// In a fixed order, so that the same configuration always gets the same message.
+		for _, set := range []struct{ name, value string }{
+			{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL", c.UpstreamToken}, {"PIXGATE_AUTH_UPSTREAM_JWKS_URL", c.UpstreamJWKS},
+			{"PIXGATE_AUTH_UPSTREAM_ISSUER", c.UpstreamIssuer}, {"PIXGATE_AUTH_UPSTREAM_AUDIENCE", c.UpstreamAud},
+		} {
+			if set.value == "" {
+				return Config{}, fmt.Errorf("%s: required when an upstream authentication provider is configured", set.name)
 			}
 		}
 	}
