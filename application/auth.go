@@ -35,13 +35,13 @@ type TokenGrant struct {
 type IssueToken struct {
 	repo      ports.AccountRepository
 	issuer    ports.TokenIssuer
-	hasher    ports.ClientSecrets
+	hasher    ports.Secrets
 	ttl       time.Duration
 	dummyHash []byte
 }
 
 // NewIssueToken builds the use case; every port is required and ttl must be at least a second.
-func NewIssueToken(repo ports.AccountRepository, issuer ports.TokenIssuer, hasher ports.ClientSecrets, ttl time.Duration) *IssueToken {
+func NewIssueToken(repo ports.AccountRepository, issuer ports.TokenIssuer, hasher ports.Secrets, ttl time.Duration) *IssueToken {
 	requirePorts("NewIssueToken", repo, issuer, hasher)
 	if ttl < time.Second {
 		panic(fmt.Sprintf("application.NewIssueToken: token lifetime %s is under a second", ttl))

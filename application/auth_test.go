@@ -476,7 +476,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 	acc := w.newAccount(t)
 	p := domain.Principal{AccountID: acc.Account.ID()}
 	get := application.NewGetWebhookSecret(w.repo, w.clock)
-	rotate := application.NewRotateWebhookSecret(w.repo, w.clock)
+	rotate := application.NewRotateWebhookSecret(w.repo, w.clock, w.hasher)
 
 	first, err := get.Execute(ctx, p)
 	if err != nil {
@@ -544,7 +544,7 @@ func TestConstructorsRefuseNilPorts(t *testing.T) {
 		"GetWebhookSecret without clock": func() {
 			application.NewGetWebhookSecret(w.repo, nil)
 		},
-		"RotateWebhookSecret without clock": func() { application.NewRotateWebhookSecret(w.repo, nil) },
+		"RotateWebhookSecret without clock": func() { application.NewRotateWebhookSecret(w.repo, nil, w.hasher) },
 	} {
 		t.Run(name+" panics", func(t *testing.T) {
 			defer func() {

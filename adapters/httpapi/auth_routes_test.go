@@ -286,7 +286,7 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 			ListCredentials:     application.NewListCredentials(accounts),
 			RevokeCredential:    application.NewRevokeCredential(accounts, clock),
 			GetWebhookSecret:    application.NewGetWebhookSecret(accounts, clock),
-			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock),
+			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock, hasher),
 		},
 	}
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{}, deps).Handler())

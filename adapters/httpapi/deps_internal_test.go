@@ -51,7 +51,7 @@ func completeDeps(d Deps) Deps {
 		d.Auth.GetWebhookSecret = application.NewGetWebhookSecret(accounts, clock)
 	}
 	if d.Auth.RotateWebhookSecret == nil {
-		d.Auth.RotateWebhookSecret = application.NewRotateWebhookSecret(accounts, clock)
+		d.Auth.RotateWebhookSecret = application.NewRotateWebhookSecret(accounts, clock, hasher)
 	}
 	if d.Withdrawals == (WithdrawalDeps{}) {
 		d.Withdrawals = WithdrawalDeps{

@@ -15,7 +15,7 @@ import (
 const MinSecretKeyBytes = 32
 
 // ClientSecrets makes client secrets (32 random bytes, base64url without padding: 43
-// characters) and hashes them with HMAC-SHA256 under the server's key. A keyed hash rather
+// characters) and webhook signing secrets, and hashes client secrets with HMAC-SHA256 under the server's key. A keyed hash rather
 // than a password hash because the secrets are 32 random bytes (no dictionary to guard
 // against) and the token endpoint must stay cheap; the key keeps a leaked store from being
 // checked offline.
@@ -23,7 +23,7 @@ type ClientSecrets struct {
 	key []byte
 }
 
-var _ ports.ClientSecrets = (*ClientSecrets)(nil)
+var _ ports.Secrets = (*ClientSecrets)(nil)
 
 // NewClientSecrets returns the secrets keyed with key (at least MinSecretKeyBytes).
 func NewClientSecrets(key []byte) (*ClientSecrets, error) {
@@ -38,6 +38,14 @@ func (*ClientSecrets) NewSecret() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
 	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// NewWebhookSecret returns a fresh webhook signing secret: "whsec_" and the standard base64 of
+// 32 random bytes.
+func (*ClientSecrets) NewWebhookSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
+	return "whsec_" + base64.StdEncoding.EncodeToString(b[:])
 }
 
 // Hash is the keyed hash of secret.

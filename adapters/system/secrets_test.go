@@ -2,6 +2,7 @@ package system_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -36,5 +37,17 @@ func TestClientSecretsAreFreshAndURLSafe(t *testing.T) {
 	a, b := s.NewSecret(), s.NewSecret()
 	if a == b || len(a) != 43 || strings.Trim(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
 		t.Fatalf("secrets %q and %q, want two different 43-character base64url strings", a, b)
+	}
+}
+
+func TestWebhookSecretsAreStandardWebhooksSecrets(t *testing.T) {
+	s, err := system.NewClientSecrets(bytes.Repeat([]byte("k"), 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.NewWebhookSecret(), s.NewWebhookSecret()
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(a, "whsec_"))
+	if a == b || !strings.HasPrefix(a, "whsec_") || err != nil || len(raw) != 32 {
+		t.Fatalf("secrets %q and %q, want two different whsec_ and the base64 of 32 bytes (%v)", a, b, err)
 	}
 }

@@ -91,7 +91,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 			ListCredentials:     application.NewListCredentials(accounts),
 			RevokeCredential:    application.NewRevokeCredential(accounts, clock),
 			GetWebhookSecret:    application.NewGetWebhookSecret(accounts, clock),
-			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock),
+			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock, hasher),
 		},
 		Webhooks: httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, store.Outbox())},
 		PaymentPage: httpapi.PaymentPageDeps{
