@@ -15,6 +15,7 @@ import (
 
 	"github.com/pixgate/pixgate/adapters/jwtauth"
 	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -26,7 +27,7 @@ import (
 //	go test -run '^$' -bench BenchmarkAuthenticate ./application/
 func BenchmarkAuthenticate(b *testing.B) {
 	ctx := context.Background()
-	clock := &authClock{now: time.Now()}
+	clock := &fakeClock{now: time.Now()}
 	key, err := jwtauth.GenerateKey()
 	if err != nil {
 		b.Fatal(err)
@@ -37,11 +38,11 @@ func BenchmarkAuthenticate(b *testing.B) {
 		b.Fatal(err)
 	}
 	repo := memory.NewAccounts()
-	hasher, err := application.NewSecretHasher([]byte("bench-key-bench-key-bench-key-32"))
+	hasher, err := system.NewClientSecrets([]byte("bench-key-bench-key-bench-key-32"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	created, err := application.NewCreateAccount(repo, &authIDs{}, clock, hasher).Execute(ctx, "Bench", nil)
+	created, err := application.NewCreateAccount(repo, &fakeIDs{}, clock, hasher).Execute(ctx, "Bench", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -301,15 +301,11 @@ func (t *Transaction) Expired(now time.Time) bool {
 	return t.status == TxPixQRCodeGenerated && t.pix != nil && !now.Before(t.pix.ExpiresAt)
 }
 
-// move applies one trigger of the state table: it fires only from the status the trigger
-// leaves (two triggers may lead to the same status from different places).
+// move applies one trigger of the state table (history.go's move) and raises its event.
 func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func()) error {
-	if t.status != from || !TransactionCanMove(from, to) {
-		return &InvalidTransitionError{Resource: string(ResourceTransaction), From: string(t.status), To: string(to)}
+	if err := move(ResourceTransaction, &t.status, &t.history, from, to, TransactionCanMove, now, apply); err != nil {
+		return err
 	}
-	apply()
-	t.status = to
-	t.history = enter(t.history, to, now)
 	if t.order.WebhookURL != "" {
 		snap := *t
 		snap.history = slices.Clone(t.history)

@@ -189,13 +189,12 @@ func (w *Withdrawal) Postings() []Posting { return slices.Clone(w.postings) }
 // ClearEvents forgets the raised events and postings once they are stored.
 func (w *Withdrawal) ClearEvents() { w.events, w.postings = nil, nil }
 
+// move applies one trigger of the state table (history.go's move), posts the money's return
+// when the withdrawal stops holding it, and raises its event.
 func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()) error {
-	if w.status != from || !WithdrawalCanMove(from, to) {
-		return &InvalidTransitionError{Resource: string(ResourceWithdrawal), From: string(w.status), To: string(to)}
+	if err := move(ResourceWithdrawal, &w.status, &w.history, from, to, WithdrawalCanMove, now, apply); err != nil {
+		return err
 	}
-	apply()
-	w.status = to
-	w.history = enter(w.history, to, now)
 	if !to.HoldsMoney() {
 		w.post(MoveWithdrawalReversal, LedgerPayouts, LedgerAvailable, false)
 	}

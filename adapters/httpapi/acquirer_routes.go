@@ -18,7 +18,7 @@ import (
 )
 
 // AcquirerDeps are the use case and the shared secret of POST /acquirer/pix, the acquirer's
-// payment notifications. Without both the route does not exist.
+// payment notifications (Deps.Acquirer: without it the route does not exist).
 type AcquirerDeps struct {
 	Notifications *application.ApplyPixNotifications
 	// Secret is what the acquirer sends as "Authorization: Bearer <secret>".
@@ -28,7 +28,7 @@ type AcquirerDeps struct {
 // acquirerRoutes registers POST /acquirer/pix, the acquirer's payment notifications.
 func (s *Server) acquirerRoutes(r *mux.Router) {
 	d := s.deps.Acquirer
-	if d.Notifications == nil || d.Secret == "" {
+	if d == nil {
 		return
 	}
 	r.Name("acquirer.pix").Methods(http.MethodPost).Path("/acquirer/pix").

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -272,7 +273,7 @@ func FuzzWithdrawalRequest(f *testing.F) {
 		}
 		_ = fingerprint(raw)
 		key := req.pixKey()
-		receiver, err := application.SandboxPixDirectory(context.Background(), key)
+		receiver, err := sandbox.Directory{}.Resolve(context.Background(), key)
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts a PIX key the directory refuses (a 500): %v", body, err)
 		}

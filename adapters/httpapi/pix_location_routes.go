@@ -28,7 +28,7 @@ const (
 )
 
 func (s *Server) pixLocationRoutes(r *mux.Router) {
-	if s.deps.PixLocation.Show == nil {
+	if s.deps.PixLocation == nil {
 		return
 	}
 	// No token: the location is a capability URL, and a payer's bank holds no pixgate token.

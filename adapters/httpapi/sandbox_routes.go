@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,60 +12,43 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// SandboxDeps are the use cases of the /sandbox routes that steer transactions. The routes exist
-// only with Config.Sandbox and these use cases set.
+// SandboxDeps are the use cases of the /sandbox routes, which steer transactions and
+// withdrawals as the payers' banks and the acquirer would (adapters/sandbox builds them). The
+// routes exist only with Config.Sandbox, which requires every one of them.
 type SandboxDeps struct {
-	Pay           *application.PaySandboxTransaction
-	OpenDispute   *application.OpenSandboxDispute
-	AcceptDispute *application.AcceptSandboxDispute
-	RejectDispute *application.RejectSandboxDispute
-	FailRefund    *application.FailSandboxRefund
+	PayTransaction   *application.Transition[*domain.Transaction, *domain.AccountHolder]
+	OpenDispute      *application.TransactionStep
+	AcceptDispute    *application.TransactionStep
+	RejectDispute    *application.TransactionStep
+	FailRefund       *application.TransactionStep
+	FailWithdrawal   *application.WithdrawalStep
+	RejectWithdrawal *application.WithdrawalStep
+	RefundWithdrawal *application.WithdrawalStep
 }
 
-// sandboxTransactionStep is a sandbox use case that moves one transaction of the caller's
-// account and takes nothing else.
-type sandboxTransactionStep interface {
-	Execute(ctx context.Context, p domain.Principal, id string) (*domain.Transaction, error)
+// complete tells whether every use case is set.
+func (d SandboxDeps) complete() bool {
+	return d.PayTransaction != nil && d.OpenDispute != nil && d.AcceptDispute != nil && d.RejectDispute != nil &&
+		d.FailRefund != nil && d.FailWithdrawal != nil && d.RejectWithdrawal != nil && d.RefundWithdrawal != nil
 }
 
-// sandboxRoutes registers the /sandbox routes that steer transactions. Each answers 200 with
-// the transaction as its GET shows it afterwards, 409 invalid_transition from a status the step
-// does not leave, 404 for an unknown or another account's id.
+// sandboxRoutes registers the /sandbox routes. Each answers 200 with the resource as its GET
+// shows it afterwards, 409 invalid_transition from a status the step does not leave, 404 for
+// an unknown or another account's id.
 func (s *Server) sandboxRoutes(r *mux.Router) {
 	d := s.deps.Sandbox
-	if d.Pay == nil || d.OpenDispute == nil || d.AcceptDispute == nil || d.RejectDispute == nil || d.FailRefund == nil {
-		return
+	route := func(name, path string, scope domain.Scope, h http.HandlerFunc) {
+		r.Name(name).Methods(http.MethodPost).Path(path).Handler(s.authed(scope, h))
 	}
-	write := domain.ScopeTransactionWrite
-	r.Name("sandbox.transaction.pay").Methods(http.MethodPost).Path("/sandbox/transaction/{id}/pay").
-		Handler(s.authed(write, s.sandboxPay))
-	steps := []struct {
-		name, path string
-		step       sandboxTransactionStep
-	}{
-		{"sandbox.transaction.med.open", "/sandbox/transaction/{id}/med/open", d.OpenDispute},
-		{"sandbox.transaction.med.accept", "/sandbox/transaction/{id}/med/accept", d.AcceptDispute},
-		{"sandbox.transaction.med.reject", "/sandbox/transaction/{id}/med/reject", d.RejectDispute},
-		{"sandbox.transaction.refund.fail", "/sandbox/transaction/{id}/refund/fail", d.FailRefund},
-	}
-	for _, st := range steps {
-		r.Name(st.name).Methods(http.MethodPost).Path(st.path).Handler(s.authed(write, s.sandboxStep(st.step)))
-	}
-}
-
-func (s *Server) sandboxStep(step sandboxTransactionStep) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := pathID(w, r)
-		if !ok || !emptyBody(w, r) {
-			return
-		}
-		t, err := step.Execute(r.Context(), principalFrom(r.Context()), id)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
-	}
+	tx, wd := domain.ScopeTransactionWrite, domain.ScopeWithdrawalWrite
+	route("sandbox.transaction.pay", "/sandbox/transaction/{id}/pay", tx, transitionHandler(s, d.PayTransaction, sandboxPayer, s.transactionView))
+	route("sandbox.transaction.med.open", "/sandbox/transaction/{id}/med/open", tx, transitionHandler(s, d.OpenDispute, noInput, s.transactionView))
+	route("sandbox.transaction.med.accept", "/sandbox/transaction/{id}/med/accept", tx, transitionHandler(s, d.AcceptDispute, noInput, s.transactionView))
+	route("sandbox.transaction.med.reject", "/sandbox/transaction/{id}/med/reject", tx, transitionHandler(s, d.RejectDispute, noInput, s.transactionView))
+	route("sandbox.transaction.refund.fail", "/sandbox/transaction/{id}/refund/fail", tx, transitionHandler(s, d.FailRefund, noInput, s.transactionView))
+	route("sandbox.withdrawal.fail", "/sandbox/withdrawal/{id}/fail", wd, transitionHandler(s, d.FailWithdrawal, noInput, s.withdrawalView))
+	route("sandbox.withdrawal.reject", "/sandbox/withdrawal/{id}/reject", wd, transitionHandler(s, d.RejectWithdrawal, noInput, s.withdrawalView))
+	route("sandbox.withdrawal.refund", "/sandbox/withdrawal/{id}/refund", wd, transitionHandler(s, d.RefundWithdrawal, noInput, s.withdrawalView))
 }
 
 // The optional body of POST /sandbox/transaction/{id}/pay: the payer, an account holder
@@ -186,31 +168,24 @@ func (p sandboxPayerInput) holder() *domain.AccountHolder {
 	}
 }
 
-func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
+// sandboxPayer reads the optional body of POST /sandbox/transaction/{id}/pay: the payer, nil
+// when the body or its payer is absent.
+func sandboxPayer(w http.ResponseWriter, r *http.Request) (*domain.AccountHolder, bool) {
+	if !hasBody(r) {
+		return nil, true
+	}
+	var req sandboxPayRequest
+	_, fields, ok := decodeBody(w, r, &req)
 	if !ok {
-		return
+		return nil, false
 	}
-	var payer *domain.AccountHolder
-	if hasBody(r) {
-		var req sandboxPayRequest
-		_, fields, ok := decodeBody(w, r, &req)
-		if !ok {
-			return
-		}
-		fields = mergeFieldErrors(fields, fieldErrors("", validation.ValidateStruct(&req, validation.Field(&req.Payer))))
-		if len(fields) > 0 {
-			validationFailed(w, r, fields)
-			return
-		}
-		if req.Payer != nil {
-			payer = req.Payer.holder()
-		}
+	fields = mergeFieldErrors(fields, fieldErrors("", validation.ValidateStruct(&req, validation.Field(&req.Payer))))
+	if len(fields) > 0 {
+		validationFailed(w, r, fields)
+		return nil, false
 	}
-	t, err := s.deps.Sandbox.Pay.Execute(r.Context(), principalFrom(r.Context()), id, payer)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	if req.Payer == nil {
+		return nil, true
 	}
-	writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
+	return req.Payer.holder(), true
 }

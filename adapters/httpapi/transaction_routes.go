@@ -108,11 +108,7 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if res.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	w.Header().Set("Location", "/transaction/"+res.Transaction.ID())
-	writeJSON(w, http.StatusCreated, viewCreatedTransaction(res.Transaction, s.cfg.PublicURL))
+	writeCreated(w, "/transaction/"+res.Transaction.ID(), res.Replayed, viewCreatedTransaction(res.Transaction, s.cfg.PublicURL))
 }
 
 func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
@@ -179,9 +175,7 @@ func (s *Server) refundTransaction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if res.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
+	markReplayed(w, res.Replayed)
 	writeJSON(w, http.StatusAccepted, viewTransaction(res.Transaction, s.cfg.PublicURL))
 }
 

@@ -145,13 +145,6 @@ func (r *TransactionRepository) List(ctx context.Context, f ports.TransactionFil
 // listOrder is the order of every list: newest first, ties by id, as the indexes keep it.
 var listOrder = bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}
 
-// ListFilter builds the query of a list. It is exported for the tests that read the query's
-// plan (explain); nothing else needs it.
-func ListFilter(f ports.TransactionFilter) bson.D { return listFilter(f) }
-
-// ListOrder is the sort of every list, exported beside ListFilter.
-func ListOrder() bson.D { return append(bson.D{}, listOrder...) }
-
 func listFilter(f ports.TransactionFilter) bson.D {
 	q := bson.D{{Key: "accountId", Value: f.AccountID}}
 	if f.StartDate != nil || f.EndDate != nil {

@@ -80,14 +80,14 @@ func signingKey(cfg Config, log *slog.Logger) (*rsa.PrivateKey, error) {
 	return jwtauth.GenerateKey()
 }
 
-func secretHasher(cfg Config, log *slog.Logger) (*application.SecretHasher, error) {
+func secretHasher(cfg Config, log *slog.Logger) (*system.ClientSecrets, error) {
 	key := cfg.CredentialKey
 	if len(key) == 0 {
 		log.Warn("no PIXGATE_CREDENTIAL_KEY: generated one; credentials created now stop matching after a restart")
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	}
-	return application.NewSecretHasher(key)
+	return system.NewClientSecrets(key)
 }
 
 // app is pixgate assembled: every adapter built and handed to the use cases that need it.
@@ -102,12 +102,14 @@ type app struct {
 	// publicURL is the base of the payment pages' addresses: PIXGATE_PUBLIC_URL, or the
 	// server's own address (serve sets the one it listens on).
 	publicURL string
-	hasher    *application.SecretHasher
+	hasher    *system.ClientSecrets
 	issuer    *jwtauth.Issuer
 	verifier  ports.TokenVerifier
 	jwks      []byte // the JWKS document of verifier's keys
 	emitter   *pix.Emitter
 	renderer  *qr.Renderer
+	// sandbox is the simulated world of PIXGATE_SANDBOX=true; nil, and never built, without it.
+	sandbox *sandboxWorld
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
 	// API Pix, or none (devolutions.go).
 	acquirer ports.Acquirer
@@ -119,20 +121,13 @@ type app struct {
 	onWebhookAttempt func(domain.Event, ports.Attempt, ports.DeliveryStatus)
 	// webhookOptions are the sender's options beyond the configuration.
 	webhookOptions webhook.Options
-	// jobs run in the background while the server serves, each every its interval.
-	jobs []job
-	// stopping runs at shutdown, after the last request and the jobs ended (leases...).
-	stopping []func(context.Context) error
+	// jobs run in the background while the server serves, each every its interval, and
+	// workers run beside them until shutdown (scheduler.go).
+	jobs    []job
+	workers []worker
 	// pixLocationCache bounds the signed answers the location route keeps (0: the default;
 	// a benchmark sets 1 to time the fetch that must sign).
 	pixLocationCache int
-}
-
-// job is a background task run every interval.
-type job struct {
-	name     string
-	interval time.Duration
-	run      func(context.Context) (int, error)
 }
 
 // newApp assembles pixgate. Options adjust the app before anything is built (tests point the
@@ -180,6 +175,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	a.stores.ledger = a.metrics.Ledger(a.stores.ledger)
 	a.onWebhookAttempt = a.metrics.ObserveDelivery
 	st := a.stores
+	if cfg.Sandbox {
+		if a.sandbox, err = newSandboxWorld(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if a.acquirer, err = newAcquirer(cfg, a.clock); err != nil {
 		return nil, err
 	}

@@ -8,10 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
-
-	"github.com/pixgate/pixgate/application"
 )
 
 // serve runs the API until ctx ends (SIGTERM), then stops accepting, lets requests in flight
@@ -66,13 +63,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	}
 
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	report := func(what string) func(error) {
-		return func(err error) { log.Error(what, slog.String("error", err.Error())) }
-	}
-	for _, j := range a.jobs {
-		wg.Go(func() { application.Every(background, j.interval, j.run, report(j.name)) })
-	}
+	waitBackground := a.startBackground(background, log)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -84,7 +75,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	select {
 	case err := <-served:
 		stopBackground()
-		wg.Wait()
+		waitBackground()
 		return err
 	case <-ctx.Done():
 	}
@@ -93,12 +84,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)
 	stopBackground()
-	wg.Wait()
-	for _, stop := range a.stopping {
-		if stopErr := stop(shutdownCtx); stopErr != nil {
-			log.Error("stopping", slog.String("error", stopErr.Error()))
-		}
-	}
+	waitBackground()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}

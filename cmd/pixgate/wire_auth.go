@@ -42,7 +42,7 @@ func (a *app) wireAuth(deps *httpapi.Deps) error {
 		ListCredentials:     application.NewListCredentials(st.accounts),
 		RevokeCredential:    application.NewRevokeCredential(st.accounts, a.clock),
 		GetWebhookSecret:    application.NewGetWebhookSecret(st.accounts, a.clock),
-		RotateWebhookSecret: application.NewRotateWebhookSecret(st.accounts, a.clock),
+		RotateWebhookSecret: application.NewRotateWebhookSecret(st.accounts, a.clock, a.hasher),
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func (a *app) wirePixLocation(deps *httpapi.Deps) error {
 	if cacheSize == 0 {
 		cacheSize = application.DefaultPixLocationCacheSize
 	}
-	deps.PixLocation = httpapi.PixLocationDeps{
+	deps.PixLocation = &httpapi.PixLocationDeps{
 		Show:    application.NewShowPixLocation(a.stores.transactions, signer, a.clock, a.cfg.PixKey, cacheSize),
 		KeySet:  signer.KeySet(),
 		Limiter: httpapi.NewRateLimiter(a.cfg.PixLocationRPS, a.cfg.PixLocationBurst, a.clock),
