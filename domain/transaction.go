@@ -316,7 +316,7 @@ func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func
 		snap.events, snap.postings = nil, nil
 		snap.refunds = slices.Clone(t.refunds)
 		t.events = append(t.events, Event{
-			ID: newEventID(), Type: EventType(ResourceTransaction, string(to)),
+			ID: NewID(), Type: EventType(ResourceTransaction, string(to)),
 			AccountID: t.accountID, ResourceID: t.id, Kind: ResourceTransaction,
 			WebhookURL: t.order.WebhookURL, CreatedAt: t.UpdatedAt(), Transaction: &snap,
 		})

@@ -204,7 +204,7 @@ func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()
 		snap.history = slices.Clone(w.history)
 		snap.events, snap.postings = nil, nil
 		w.events = append(w.events, Event{
-			ID: newEventID(), Type: EventType(ResourceWithdrawal, string(to)),
+			ID: NewID(), Type: EventType(ResourceWithdrawal, string(to)),
 			AccountID: w.accountID, ResourceID: w.id, Kind: ResourceWithdrawal,
 			WebhookURL: w.payout.WebhookURL, CreatedAt: w.UpdatedAt(), Withdrawal: &snap,
 		})

@@ -22,7 +22,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("the balance follows every status change", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		tx := createTransaction(t, s, txSpec{account: account, amount: 2000, status: domain.TxPending})
 		var w *domain.Withdrawal
 		expect := func(step string, want domain.Balance) {
@@ -80,7 +80,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("the balance counts the movements of every status", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		for _, spec := range []txSpec{
 			{amount: 300, status: domain.TxPending},                        // nothing yet
 			{amount: 700, status: domain.TxPixQRCodeGenerated},             // pending 700
@@ -109,7 +109,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 			spec.account = account
 			createWithdrawal(t, s, spec)
 		}
-		createTransaction(t, s, txSpec{account: newID(), amount: 50000, status: domain.TxPaid}) // another account
+		createTransaction(t, s, txSpec{account: domain.NewID(), amount: 50000, status: domain.TxPaid}) // another account
 
 		want := domain.Balance{Available: 9900 + 5000 - 20 - 10 - 90 - 1050 - 2000 - 505, Blocked: 2000 + 1000 + 400, Pending: 700}
 		if got, err := s.Ledger.Balance(ctx, account); err != nil || got != want {
@@ -121,8 +121,8 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an account with nothing stored has a zero balance", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		fund(t, s, newID(), 1000)
-		if got, err := s.Ledger.Balance(ctx, newID()); err != nil || got != (domain.Balance{}) {
+		fund(t, s, domain.NewID(), 1000)
+		if got, err := s.Ledger.Balance(ctx, domain.NewID()); err != nil || got != (domain.Balance{}) {
 			t.Errorf("Balance = %+v, %v; want zero", got, err)
 		}
 	})
@@ -130,7 +130,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a refund the balance does not cover is refused and changes nothing", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		tx := createTransaction(t, s, txSpec{account: account, amount: 1000, fee: 10, status: domain.TxPaid, webhook: "https://shop.example.com/hooks"})
 		before, _ := s.Transactions.Get(ctx, account, tx.ID())
 		beforeEvents, _ := s.Outbox.Deliveries(ctx, account, domain.ResourceTransaction, tx.ID())
@@ -158,7 +158,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a MED hold is taken in full, and while available is negative nothing else leaves", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		disputed := createTransaction(t, s, txSpec{account: account, amount: 1000, status: domain.TxPaid})
 		other := createTransaction(t, s, txSpec{account: account, amount: 500, status: domain.TxPaid, createdAt: minutes(1)})
 		createWithdrawal(t, s, wdSpec{account: account, amount: 1200})
@@ -182,7 +182,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("concurrent withdrawals and refunds of one account never overdraw", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		const n = 12
 		txs := make([]*domain.Transaction, n)
 		for i := range txs {
@@ -224,11 +224,11 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("the statement pages newest first by entry number, with filters", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		for i := range 5 {
 			createTransaction(t, s, txSpec{account: account, amount: domain.Cents(1000 + i), fee: 10, status: domain.TxPaid, createdAt: minutes(10 * i)})
 		}
-		createTransaction(t, s, txSpec{account: newID(), amount: 777, status: domain.TxPaid})
+		createTransaction(t, s, txSpec{account: domain.NewID(), amount: 777, status: domain.TxPaid})
 		all, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: account}, 100)
 		if err != nil || len(all) != 10 {
 			t.Fatalf("Entries = %d, %v; want 10 (5 payments, 5 fees)", len(all), err)
@@ -264,7 +264,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 				t.Errorf("entry at %v outside [%v, %v]", e.CreatedAt, from, to)
 			}
 		}
-		if none, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: newID()}, 10); err != nil || len(none) != 0 {
+		if none, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: domain.NewID()}, 10); err != nil || len(none) != 0 {
 			t.Errorf("an unknown account's statement = %d entries, %v; want none", len(none), err)
 		}
 	})
@@ -272,7 +272,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("scan walks a ledger oldest first, and ledgers lists the ledgers with entries", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		a, b := newID(), newID()
+		a, b := domain.NewID(), domain.NewID()
 		fund(t, s, a, 100)
 		fund(t, s, b, 200)
 		fund(t, s, a, 300)
@@ -296,7 +296,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("post stores a posting once whatever the retries, late payments in the service's ledger", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		arrive, leave := domain.LatePaymentPostings("E0000000020261122111111aaaaaaaa", newID(), 1234)
+		arrive, leave := domain.LatePaymentPostings("E0000000020261122111111aaaaaaaa", domain.NewID(), 1234)
 		for range 3 {
 			if err := s.Ledger.Post(ctx, arrive); err != nil {
 				t.Fatalf("Post: %v", err)
@@ -318,7 +318,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a payment's end-to-end id is claimed once, by the first", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		e2e := "E00000000202611221111" + newID()[:10]
+		e2e := "E00000000202611221111" + domain.NewID()[:10]
 		claims := make([]ports.PaymentClaim, 6)
 		errs := concurrently(6, func(i int) error {
 			c, err := s.Ledger.ClaimPayment(ctx, ports.PaymentClaim{EndToEndID: e2e, TransactionID: fmt.Sprint("tx-", i), AccountID: "acc", Amount: 100, CreatedAt: epoch})
@@ -350,7 +350,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("recover finds nothing to do on a store nothing interrupted", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		fund(t, s, newID(), 100)
+		fund(t, s, domain.NewID(), 100)
 		if n, err := s.Ledger.Recover(ctx); err != nil || n != 0 {
 			t.Errorf("Recover = %d, %v; want nothing", n, err)
 		}
@@ -447,7 +447,7 @@ func randomWalk(t *testing.T, s Stores, steps int) {
 	t.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	accounts := []string{newID(), newID(), newID()}
+	accounts := []string{domain.NewID(), domain.NewID(), domain.NewID()}
 	type ref struct{ account, id string }
 	var txs, wds []ref
 	now := epoch

@@ -20,7 +20,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a claim leases due deliveries, oldest due first, up to its limit", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		events := storeEvents(t, s, newID(), 5)
+		events := storeEvents(t, s, domain.NewID(), 5)
 		slices.Reverse(events) // stored newest first: the order of storage must not matter
 		events = sortedByDue(events)
 		now := events[4].CreatedAt
@@ -47,7 +47,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a claim leaves the deliveries of the accounts it skips for later, and takes the others", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		busy, other := newID(), newID()
+		busy, other := domain.NewID(), domain.NewID()
 		busyEvents := sortedByDue(storeEvents(t, s, busy, 4))
 		otherEvents := sortedByDue(storeEvents(t, s, other, 2))
 		now := latestDue(append(slices.Clone(busyEvents), otherEvents...))
@@ -65,7 +65,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a delivery is claimed only once it is due", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		e := storeEvents(t, s, newID(), 1)[0]
+		e := storeEvents(t, s, domain.NewID(), 1)[0]
 		got, err := s.Outbox.Claim(ctx, "dispatcher-a", e.CreatedAt.Add(-time.Millisecond), time.Minute, 10, nil)
 		if err != nil || len(got) != 0 {
 			t.Errorf("Claim before it is due = %v, %v; want nothing", deliveryIDs(got), err)
@@ -79,7 +79,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a held delivery is not claimed by anyone else", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		events := storeEvents(t, s, newID(), 2)
+		events := storeEvents(t, s, domain.NewID(), 2)
 		now := latestDue(events)
 		if got, err := s.Outbox.Claim(ctx, "dispatcher-a", now, time.Minute, 10, nil); err != nil || len(got) != 2 {
 			t.Fatalf("Claim = %v, %v; want both", deliveryIDs(got), err)
@@ -95,7 +95,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("concurrent claims never hand one delivery to two owners", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		events := storeEvents(t, s, newID(), 12)
+		events := storeEvents(t, s, domain.NewID(), 12)
 		now := latestDue(events)
 		claimed := make([][]ports.Delivery, 8)
 		errs := concurrently(len(claimed), func(i int) error {
@@ -120,7 +120,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an expired lease is claimable again and its former owner can no longer record", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		e := storeEvents(t, s, newID(), 1)[0]
+		e := storeEvents(t, s, domain.NewID(), 1)[0]
 		now := e.CreatedAt
 		mustClaim(t, s, "dispatcher-a", now, time.Minute, e.ID)
 		mustClaim(t, s, "dispatcher-b", now.Add(2*time.Minute), time.Minute, e.ID)
@@ -138,7 +138,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("recording needs the lease: anyone else changes nothing and gets a version conflict", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		events := storeEvents(t, s, newID(), 2)
+		events := storeEvents(t, s, domain.NewID(), 2)
 		held, free := events[0], events[1]
 		mustClaim(t, s, "dispatcher-a", held.CreatedAt, time.Minute, held.ID)
 		attempt := ports.Attempt{At: latestDue(events), StatusCode: 500, Duration: time.Second}
@@ -146,7 +146,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 		for _, c := range []struct{ eventID, owner, what string }{
 			{held.ID, "dispatcher-b", "another owner"},
 			{free.ID, "dispatcher-a", "a delivery nobody claimed"},
-			{newID(), "dispatcher-a", "an unknown event"},
+			{domain.NewID(), "dispatcher-a", "an unknown event"},
 		} {
 			err := s.Outbox.RecordAttempt(ctx, c.eventID, c.owner, attempt, ports.DeliveryFailed, attempt.At)
 			if !errors.Is(err, ports.ErrVersionConflict) {
@@ -167,7 +167,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a delivered event keeps its attempt and is never claimed again", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		e := storeEvents(t, s, newID(), 1)[0]
+		e := storeEvents(t, s, domain.NewID(), 1)[0]
 		mustClaim(t, s, "dispatcher-a", e.CreatedAt, time.Minute, e.ID)
 		attempt := ports.Attempt{At: e.CreatedAt.Add(time.Second), StatusCode: 204, Duration: 120 * time.Millisecond}
 		if err := s.Outbox.RecordAttempt(ctx, e.ID, "dispatcher-a", attempt, ports.DeliveryDelivered, attempt.At); err != nil {
@@ -185,7 +185,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a failed event is kept with its attempts and never claimed again", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		e := storeEvents(t, s, newID(), 1)[0]
+		e := storeEvents(t, s, domain.NewID(), 1)[0]
 		mustClaim(t, s, "dispatcher-a", e.CreatedAt, time.Minute, e.ID)
 		attempt := ports.Attempt{At: e.CreatedAt, StatusCode: 410, Duration: 30 * time.Millisecond}
 		if err := s.Outbox.RecordAttempt(ctx, e.ID, "dispatcher-a", attempt, ports.DeliveryFailed, e.CreatedAt); err != nil {
@@ -202,7 +202,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a retry is claimable at its next attempt time, with the attempts so far", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		e := storeEvents(t, s, newID(), 1)[0]
+		e := storeEvents(t, s, domain.NewID(), 1)[0]
 		now := e.CreatedAt
 		attempts := []ports.Attempt{
 			{At: now, Error: "dial tcp: connection refused", Duration: 3 * time.Millisecond},
@@ -230,7 +230,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("release gives back every lease of its owner and only those", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		events := sortedByDue(storeEvents(t, s, newID(), 3))
+		events := sortedByDue(storeEvents(t, s, domain.NewID(), 3))
 		now := latestDue(events)
 		mustClaim(t, s, "dispatcher-a", events[1].CreatedAt, time.Hour, events[0].ID, events[1].ID)
 		mustClaim(t, s, "dispatcher-c", now, time.Hour, events[2].ID)
@@ -253,7 +253,7 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("deliveries list a resource's events oldest first, each with the resource as it was", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := fundedWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		w := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		for i, step := range []func(*domain.Withdrawal) error{
 			func(w *domain.Withdrawal) error { return w.StartProcessing(minutes(1)) },
 			func(w *domain.Withdrawal) error { return w.Complete("E1", minutes(2)) },
@@ -282,15 +282,15 @@ func TestOutbox(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("deliveries of an unknown resource or of another account's are empty", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		e := storeEvents(t, s, newID(), 1)[0]
+		e := storeEvents(t, s, domain.NewID(), 1)[0]
 		for _, c := range []struct {
 			account string
 			kind    domain.ResourceKind
 			id      string
 		}{
-			{newID(), domain.ResourceTransaction, e.ResourceID},
+			{domain.NewID(), domain.ResourceTransaction, e.ResourceID},
 			{e.AccountID, domain.ResourceWithdrawal, e.ResourceID},
-			{e.AccountID, domain.ResourceTransaction, newID()},
+			{e.AccountID, domain.ResourceTransaction, domain.NewID()},
 		} {
 			ds, err := s.Outbox.Deliveries(ctx, c.account, c.kind, c.id)
 			if err != nil || len(ds) != 0 {

@@ -24,7 +24,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a created transaction reads back exactly as it was stored", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := richTransaction(t, newID())
+		tx := richTransaction(t, domain.NewID())
 		want := buildTransactionLike(t, tx)
 		mustCreateTransaction(t, s, tx)
 
@@ -51,7 +51,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("create records version 1 on the transaction and clears the events it stored", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := buildTransaction(t, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		tx := buildTransaction(t, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		mustCreateTransaction(t, s, tx)
 		if tx.Version() != 1 || len(tx.Events()) != 0 {
 			t.Errorf("after Create: version %d, %d events; want 1, 0", tx.Version(), len(tx.Events()))
@@ -65,9 +65,9 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an unknown transaction is not found", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		createTransaction(t, s, txSpec{account: account, idemKey: "known"})
-		id := newID()
+		id := domain.NewID()
 		if _, err := s.Transactions.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("Get: %v, want ErrNotFound", err)
 		}
@@ -87,7 +87,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("another account's transaction is not found, not changed and not listed", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		owner, other := newID(), newID()
+		owner, other := domain.NewID(), domain.NewID()
 		tx := createTransaction(t, s, txSpec{account: owner, idemKey: "order-1"})
 		createTransaction(t, s, txSpec{account: other})
 
@@ -119,13 +119,13 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a second transaction with an existing id is a duplicate, even in another account", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		first := createTransaction(t, s, txSpec{account: newID(), amount: 1000})
-		for _, account := range []string{first.AccountID(), newID()} {
+		first := createTransaction(t, s, txSpec{account: domain.NewID(), amount: 1000})
+		for _, account := range []string{first.AccountID(), domain.NewID()} {
 			again := buildTransaction(t, txSpec{account: account, id: first.ID(), amount: 2000})
 			if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
 				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
 			}
-			if _, err := s.Transactions.Get(ctx, newID(), first.ID()); !errors.Is(err, domain.ErrNotFound) {
+			if _, err := s.Transactions.Get(ctx, domain.NewID(), first.ID()); !errors.Is(err, domain.ErrNotFound) {
 				t.Errorf("Get from a third account: %v, want ErrNotFound", err)
 			}
 		}
@@ -138,7 +138,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a second transaction with an idempotency key the account used is a duplicate", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		first := createTransaction(t, s, txSpec{account: newID(), idemKey: "order-7", amount: 1000})
+		first := createTransaction(t, s, txSpec{account: domain.NewID(), idemKey: "order-7", amount: 1000})
 		again := buildTransaction(t, txSpec{account: first.AccountID(), idemKey: "order-7", amount: 2000})
 		if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
 			t.Fatalf("Create: %v, want ErrDuplicate", err)
@@ -155,8 +155,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("two accounts may use the same idempotency key", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		a := createTransaction(t, s, txSpec{account: newID(), idemKey: "shared"})
-		b := createTransaction(t, s, txSpec{account: newID(), idemKey: "shared"})
+		a := createTransaction(t, s, txSpec{account: domain.NewID(), idemKey: "shared"})
+		b := createTransaction(t, s, txSpec{account: domain.NewID(), idemKey: "shared"})
 		for _, tx := range []*domain.Transaction{a, b} {
 			got, err := s.Transactions.GetByIdempotencyKey(ctx, tx.AccountID(), "shared")
 			if err != nil || got.ID() != tx.ID() {
@@ -168,7 +168,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("transactions without an idempotency key never collide", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		createTransaction(t, s, txSpec{account: account})
 		createTransaction(t, s, txSpec{account: account})
 		if _, err := s.Transactions.GetByIdempotencyKey(ctx, account, ""); !errors.Is(err, domain.ErrNotFound) {
@@ -179,7 +179,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("concurrent creations with one idempotency key store exactly one", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		txs := make([]*domain.Transaction, 10)
 		for i := range txs {
 			txs[i] = buildTransaction(t, txSpec{account: account, idemKey: "burst"})
@@ -209,7 +209,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an update stores what fn did, returns it, and adds one to the version", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), amount: 5000})
+		tx := createTransaction(t, s, txSpec{account: domain.NewID(), amount: 5000})
 		want := buildTransactionLike(t, tx)
 		pay := domain.Payment{AmountPaid: 5000, PaidAt: minutes(3), EndToEnd: "E00000000202603021203000000001", Fee: 50,
 			Payer: &domain.AccountHolder{Type: domain.HolderPF, Name: "Pagador", Document: cpf(7)}}
@@ -245,7 +245,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a new transaction's events are stored with it as pending deliveries due at once", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := buildTransaction(t, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		tx := buildTransaction(t, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		raised := tx.Events()
 		if len(raised) != 1 {
 			t.Fatalf("fixture raised %d events, want 1", len(raised))
@@ -265,7 +265,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an update stores exactly the events it raised with the status change", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		var raised []domain.Event
 		_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
 			err := t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2), EndToEnd: "E1"}, minutes(2))
@@ -294,7 +294,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a transaction without a webhook URL has no deliveries", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), status: domain.TxPaid})
+		tx := createTransaction(t, s, txSpec{account: domain.NewID(), status: domain.TxPaid})
 		ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
 		if err != nil || len(ds) != 0 {
 			t.Errorf("Deliveries = %v, %v; want none", eventTypes(ds), err)
@@ -304,7 +304,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a failed update returns fn's error and leaves nothing behind", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		before, _ := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
 		_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
 			if err := t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2)}, minutes(2)); err != nil {
@@ -321,7 +321,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a transition the domain refuses is returned as it is and stores nothing", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		before, _ := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
 		_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
 			return t.ConfirmRefund("R1", "D1", minutes(2))
@@ -336,7 +336,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("of concurrent payments of one transaction exactly one wins", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		const n = 20
 		errs := concurrently(n, func(i int) error {
 			_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
@@ -369,7 +369,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("transactions handed in and out are never shared with the store", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := richTransaction(t, newID())
+		tx := richTransaction(t, domain.NewID())
 		want := buildTransactionLike(t, tx)
 		mustCreateTransaction(t, s, tx)
 		scribble(tx)
@@ -392,8 +392,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("find returns a transaction whatever its account", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		a := createTransaction(t, s, txSpec{account: newID()})
-		b := createTransaction(t, s, txSpec{account: newID()})
+		a := createTransaction(t, s, txSpec{account: domain.NewID()})
+		b := createTransaction(t, s, txSpec{account: domain.NewID()})
 		for _, tx := range []*domain.Transaction{a, b} {
 			got, err := s.Transactions.Find(ctx, tx.ID())
 			if err != nil || got.AccountID() != tx.AccountID() {
@@ -405,8 +405,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("find by payment token returns the transaction whatever its account, as it is now", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		a := createTransaction(t, s, txSpec{account: newID()})
-		b := createTransaction(t, s, txSpec{account: newID()})
+		a := createTransaction(t, s, txSpec{account: domain.NewID()})
+		b := createTransaction(t, s, txSpec{account: domain.NewID()})
 		if _, err := s.Transactions.Update(ctx, b.AccountID(), b.ID(), func(tx *domain.Transaction) error {
 			return tx.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(1), EndToEnd: "E" + strings.ReplaceAll(b.ID(), "-", "")[:31]}, minutes(1))
 		}); err != nil {
@@ -430,7 +430,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an unknown, empty or id-shaped payment token is not found", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID()})
+		tx := createTransaction(t, s, txSpec{account: domain.NewID()})
 		for _, token := range []string{newPaymentToken(), "", tx.ID(), tx.PaymentToken()[:len(tx.PaymentToken())-1]} {
 			if got, err := s.Transactions.FindByPaymentToken(ctx, token); !errors.Is(err, domain.ErrNotFound) {
 				t.Errorf("FindByPaymentToken(%q) = %v, %v; want ErrNotFound", token, got, err)
@@ -441,8 +441,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a second transaction with an existing payment token is a duplicate, even in another account", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		first := createTransaction(t, s, txSpec{account: newID()})
-		for _, account := range []string{first.AccountID(), newID()} {
+		first := createTransaction(t, s, txSpec{account: domain.NewID()})
+		for _, account := range []string{first.AccountID(), domain.NewID()} {
 			again := buildTransaction(t, txSpec{account: account, payToken: first.PaymentToken()})
 			if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
 				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
@@ -457,7 +457,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a list is ordered by createdAt descending, then id descending", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		var txs []*domain.Transaction
 		for _, m := range []int{5, 0, 5, 2, 5, 9, 1} { // stored out of order, three at one instant
 			txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(m)}))
@@ -474,7 +474,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a list pages through the matches and counts them all, past the end too", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		var txs []*domain.Transaction
 		for i := range 7 {
 			txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(i)}))
@@ -494,8 +494,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a list of an account without transactions is empty", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		createTransaction(t, s, txSpec{account: newID()})
-		page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: newID()}, ports.Page{Number: 1, Size: 20})
+		createTransaction(t, s, txSpec{account: domain.NewID()})
+		page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: domain.NewID()}, ports.Page{Number: 1, Size: 20})
 		if err != nil || len(page.Items) != 0 || page.Total != 0 {
 			t.Errorf("List = %v (total %d), %v; want nothing", transactionIDs(page.Items), page.Total, err)
 		}
@@ -504,7 +504,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a list filters on what updates changed: the status and the end-to-end ids", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		tx := createTransaction(t, s, txSpec{account: account})
 		createTransaction(t, s, txSpec{account: account, status: domain.TxPaid, createdAt: minutes(1)})
 		for i, step := range []func(*domain.Transaction) error{
@@ -544,11 +544,11 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		expiry := time.Duration(domain.DefaultExpirationSeconds) * time.Second
-		early := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0)})
-		onTime := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(10)})
+		early := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0)})
+		onTime := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(10)})
 		createTransaction(t, s, txSpec{account: onTime.AccountID(), createdAt: minutes(11)})                        // not expired yet
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPaid})             // paid
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPending})          // no QR code
+		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPaid})             // paid
+		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPending})          // no QR code
 		createTransaction(t, s, txSpec{account: early.AccountID(), createdAt: minutes(0), status: domain.TxFailed}) // failed
 		now := minutes(10).Add(expiry)
 
@@ -568,9 +568,9 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		// PROCESSING_REFUND is entered 3 s after creation.
-		second := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(2), status: domain.TxProcessingRefund})
-		first := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(1), status: domain.TxProcessingRefund})
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(3), status: domain.TxProcessingRefund}) // too late
+		second := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(2), status: domain.TxProcessingRefund})
+		first := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(1), status: domain.TxProcessingRefund})
+		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(3), status: domain.TxProcessingRefund}) // too late
 		createTransaction(t, s, txSpec{account: first.AccountID(), createdAt: minutes(0), status: domain.TxPaid})   // other status
 		until := minutes(2).Add(3 * time.Second)
 
@@ -588,7 +588,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 // them with each filter field.
 func testFilters(t *testing.T, s Stores) {
 	ctx := context.Background()
-	account, other := newID(), newID()
+	account, other := domain.NewID(), domain.NewID()
 	maria := &domain.Customer{Name: "Maria da Silva", Email: "Maria.Silva@Example.com", Document: cpf(1),
 		MobilePhone: "11987654321", Landline: "1133334444"}
 	joao := &domain.Customer{Name: "João Souza", Email: "joao@example.com", Document: cnpj(1), MobilePhone: "21987650000"}
@@ -685,7 +685,7 @@ func richTransaction(t *testing.T, account string) *domain.Transaction {
 		ExpirationSeconds: 3600,
 	}
 	created := minutes(0).Add(123 * time.Millisecond)
-	tx, err := domain.NewTransaction(newID(), newPaymentToken(), account, "SANDBOX", order, domain.Idempotency{Key: "order-2026-0001", Fingerprint: "sha256:ab12"}, created)
+	tx, err := domain.NewTransaction(domain.NewID(), newPaymentToken(), account, "SANDBOX", order, domain.Idempotency{Key: "order-2026-0001", Fingerprint: "sha256:ab12"}, created)
 	if err != nil {
 		t.Fatal(err)
 	}

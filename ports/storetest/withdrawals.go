@@ -20,7 +20,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a created withdrawal reads back exactly as it was stored", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := richWithdrawal(t, newID())
+		w := richWithdrawal(t, domain.NewID())
 		fund(t, s, w.AccountID(), w.Total())
 		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
 		if err := s.Withdrawals.Create(ctx, w); err != nil {
@@ -46,7 +46,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a new withdrawal's events are stored with it", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := buildWithdrawal(t, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+		w := buildWithdrawal(t, wdSpec{account: domain.NewID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
 		raised := w.Events()
 		fund(t, s, w.AccountID(), w.Total())
 		if err := s.Withdrawals.Create(ctx, w); err != nil {
@@ -65,9 +65,9 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an unknown withdrawal is not found", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		fundedWithdrawal(t, s, wdSpec{account: account, idemKey: "known"})
-		id := newID()
+		id := domain.NewID()
 		if _, err := s.Withdrawals.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("Get: %v, want ErrNotFound", err)
 		}
@@ -84,7 +84,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("another account's withdrawal is not found and not changed", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		owner, other := newID(), newID()
+		owner, other := domain.NewID(), domain.NewID()
 		w := fundedWithdrawal(t, s, wdSpec{account: owner, idemKey: "payout-1"})
 		fundedWithdrawal(t, s, wdSpec{account: other})
 		if _, err := s.Withdrawals.Get(ctx, other, w.ID()); !errors.Is(err, domain.ErrNotFound) {
@@ -109,8 +109,8 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a second withdrawal with an existing id is a duplicate, even in another account", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		first := fundedWithdrawal(t, s, wdSpec{account: newID(), amount: 100})
-		for _, account := range []string{first.AccountID(), newID()} {
+		first := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), amount: 100})
+		for _, account := range []string{first.AccountID(), domain.NewID()} {
 			again := buildWithdrawal(t, wdSpec{account: account, id: first.ID(), amount: 200})
 			if err := s.Withdrawals.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
 				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
@@ -125,7 +125,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a withdrawal with an idempotency key the account used is a duplicate, whatever the balance", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		fund(t, s, account, 1000)
 		first := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
 		if err := s.Withdrawals.Create(ctx, first); err != nil {
@@ -149,8 +149,8 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("two accounts may use the same idempotency key", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		a := fundedWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
-		b := fundedWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
+		a := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), idemKey: "shared"})
+		b := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), idemKey: "shared"})
 		for _, w := range []*domain.Withdrawal{a, b} {
 			got, err := s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), "shared")
 			if err != nil || got.ID() != w.ID() {
@@ -162,10 +162,10 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("the balance check sees the account's balance without the new withdrawal", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		createTransaction(t, s, txSpec{account: account, amount: 10000, fee: 100, status: domain.TxPaid})
 		createTransaction(t, s, txSpec{account: account, amount: 700})
-		createTransaction(t, s, txSpec{account: newID(), amount: 5000, status: domain.TxPaid}) // another account's money
+		createTransaction(t, s, txSpec{account: domain.NewID(), amount: 5000, status: domain.TxPaid}) // another account's money
 		createWithdrawal(t, s, wdSpec{account: account, amount: 1000, fee: 10})
 		// 10000 - 100 - 1010 = 8890 left: one cent more is refused, exactly that is accepted.
 		over := buildWithdrawal(t, wdSpec{account: account, amount: 8881, fee: 10})
@@ -184,7 +184,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a withdrawal the balance does not cover is refused and stores nothing", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		fund(t, s, account, 1000)
 		w := buildWithdrawal(t, wdSpec{account: account, amount: 1001, idemKey: "too-much", webhook: "https://shop.example.com/hooks", status: domain.WdProcessing})
 		if err := s.Withdrawals.Create(ctx, w); !errors.Is(err, domain.ErrInsufficientBalance) {
@@ -207,7 +207,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("concurrent reservations never overdraw", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		fund(t, s, account, 1000)
 		const n = 20
 		ws := make([]*domain.Withdrawal, n)
@@ -235,7 +235,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("an update stores what fn did with the events it raised, and adds one to the version", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := fundedWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
+		w := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
 		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
 		if err := want.StartProcessing(minutes(1)); err != nil {
 			t.Fatal(err)
@@ -273,7 +273,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a failed update returns fn's error and leaves nothing behind", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		account := newID()
+		account := domain.NewID()
 		fund(t, s, account, 1000)
 		w := createWithdrawal(t, s, wdSpec{account: account, amount: 300, status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
 		before, _ := s.Withdrawals.Get(ctx, account, w.ID())
@@ -305,7 +305,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("of concurrent completions of one withdrawal exactly one wins", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := fundedWithdrawal(t, s, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+		w := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
 		const n = 20
 		errs := concurrently(n, func(i int) error {
 			_, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
@@ -340,7 +340,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("withdrawals handed in and out are never shared with the store", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		w := richWithdrawal(t, newID())
+		w := richWithdrawal(t, domain.NewID())
 		fund(t, s, w.AccountID(), w.Total())
 		want := domain.UnmarshalWithdrawalFromDatabase(copyWithdrawalRecord(w.Record()))
 		if err := s.Withdrawals.Create(ctx, w); err != nil {
@@ -362,9 +362,9 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
 		// PROCESSING is entered 1 s after creation.
-		second := fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(2), status: domain.WdProcessing})
-		first := fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(1), status: domain.WdProcessing})
-		fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
+		second := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(2), status: domain.WdProcessing})
+		first := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(1), status: domain.WdProcessing})
+		fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
 		fundedWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                    // still pending
 		until := minutes(2).Add(time.Second)
 
@@ -387,7 +387,7 @@ func richWithdrawal(t *testing.T, account string) *domain.Withdrawal {
 		t.Fatal(err)
 	}
 	created := minutes(0).Add(456 * time.Millisecond)
-	w, err := domain.NewWithdrawal(newID(), account, "SANDBOX", domain.Payout{
+	w, err := domain.NewWithdrawal(domain.NewID(), account, "SANDBOX", domain.Payout{
 		Amount: 12345, Fee: 99, PixKey: key, ExternalCode: "PAYOUT-1", WebhookURL: "https://shop.example.com/hooks/payouts",
 		Payer: &domain.AccountHolder{Type: domain.HolderPJ, Name: "Loja Exemplo LTDA", Document: cnpj(22),
 			BankAccount: domain.BankAccount{Type: "TRAN", Digit: "0", ISPB: "00000000"}},
