@@ -547,8 +547,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		early := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0)})
 		onTime := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(10)})
 		createTransaction(t, s, txSpec{account: onTime.AccountID(), createdAt: minutes(11)})                        // not expired yet
-		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPaid})             // paid
-		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPending})          // no QR code
+		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPaid})      // paid
+		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPending})   // no QR code
 		createTransaction(t, s, txSpec{account: early.AccountID(), createdAt: minutes(0), status: domain.TxFailed}) // failed
 		now := minutes(10).Add(expiry)
 
@@ -571,7 +571,7 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		second := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(2), status: domain.TxProcessingRefund})
 		first := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(1), status: domain.TxProcessingRefund})
 		createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(3), status: domain.TxProcessingRefund}) // too late
-		createTransaction(t, s, txSpec{account: first.AccountID(), createdAt: minutes(0), status: domain.TxPaid})   // other status
+		createTransaction(t, s, txSpec{account: first.AccountID(), createdAt: minutes(0), status: domain.TxPaid})          // other status
 		until := minutes(2).Add(3 * time.Second)
 
 		got, err := s.Transactions.ListByStatus(ctx, domain.TxProcessingRefund, until, 10)

@@ -365,7 +365,7 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		second := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(2), status: domain.WdProcessing})
 		first := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(1), status: domain.WdProcessing})
 		fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
-		fundedWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                    // still pending
+		fundedWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                           // still pending
 		until := minutes(2).Add(time.Second)
 
 		got, err := s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 10)
