@@ -86,12 +86,7 @@ func (r *authRepo) SetFail(err error) {
 }
 
 func authCopyAccount(a *domain.Account) *domain.Account {
-	w := a.Webhook()
-	if w.PreviousExpiresAt != nil {
-		t := *w.PreviousExpiresAt
-		w.PreviousExpiresAt = &t
-	}
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), w, a.CreatedAt())
+	return domain.UnmarshalAccountFromDatabase(a.Record())
 }
 
 func authCopyCredential(c domain.Credential) domain.Credential {

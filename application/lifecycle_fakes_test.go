@@ -144,7 +144,7 @@ func (r *lcRepo) Create(_ context.Context, t *domain.Transaction) error {
 	rec.Version = 1
 	r.records[t.ID()] = rec
 	r.events = append(r.events, t.Events()...)
-	t.SetVersion(1)
+	t.MarkStored(1)
 	return nil
 }
 
@@ -224,8 +224,7 @@ func (r *lcRepo) Update(ctx context.Context, accountID, id string, fn func(*doma
 		r.records[id] = next
 		r.events = append(r.events, working.Events()...)
 		r.mu.Unlock()
-		working.ClearEvents()
-		working.SetVersion(next.Version)
+		working.MarkStored(next.Version)
 		return working, nil
 	}
 	return nil, ports.ErrVersionConflict

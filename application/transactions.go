@@ -93,7 +93,6 @@ func (uc *CreateTransaction) Execute(ctx context.Context, p domain.Principal, in
 	if err != nil {
 		return CreatedTransaction{}, err
 	}
-	t.ClearEvents()
 	return CreatedTransaction{Transaction: t}, nil
 }
 

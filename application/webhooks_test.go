@@ -803,7 +803,7 @@ func (r *whAccounts) GetAccount(ctx context.Context, id string) (*domain.Account
 	if !ok {
 		return nil, domain.ErrNotFound
 	}
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), a.Webhook(), a.CreatedAt()), nil
+	return domain.UnmarshalAccountFromDatabase(a.Record()), nil
 }
 
 func (r *whAccounts) UpdateAccount(ctx context.Context, id string, fn func(*domain.Account) error) error {

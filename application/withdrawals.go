@@ -116,7 +116,6 @@ func (uc *CreateWithdrawal) Execute(ctx context.Context, p domain.Principal, in 
 	if err != nil {
 		return CreatedWithdrawal{}, err
 	}
-	w.ClearEvents()
 	return CreatedWithdrawal{Withdrawal: w}, nil
 }
 

@@ -52,7 +52,7 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 
 	rec.Version = 1
 	stored := new(domain.TransactionRecord)
-	*stored = ownTransaction(rec, nil)
+	*stored = rec
 	s.txByID[stored.ID] = stored
 	if stored.PaymentToken != "" {
 		s.txByToken[stored.PaymentToken] = stored
@@ -67,10 +67,9 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 		l.txByKey[key] = stored
 	}
 	l.countPending(stored.Order.Amount, "", stored.Status)
-	s.events.add(events, stored)
+	s.events.add(events)
 
-	t.SetVersion(1)
-	t.ClearEvents()
+	t.MarkStored(1)
 	return nil
 }
 
@@ -86,7 +85,7 @@ func (r *Transactions) Get(ctx context.Context, accountID, id string) (*domain.T
 	if rec == nil || rec.AccountID != accountID {
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // GetByIdempotencyKey implements ports.TransactionRepository.
@@ -104,7 +103,7 @@ func (r *Transactions) GetByIdempotencyKey(ctx context.Context, accountID, key s
 	if rec == nil {
 		return nil, fmt.Errorf("transaction with idempotency key: %w", domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // Find implements ports.TransactionRepository.
@@ -119,7 +118,7 @@ func (r *Transactions) Find(ctx context.Context, id string) (*domain.Transaction
 	if rec == nil {
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // FindByPaymentToken implements ports.TransactionRepository with one map look-up.
@@ -134,7 +133,7 @@ func (r *Transactions) FindByPaymentToken(ctx context.Context, token string) (*d
 	if rec == nil || token == "" {
 		return nil, fmt.Errorf("transaction by payment token: %w", domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // List implements ports.TransactionRepository. It scans the account's transactions from the
@@ -161,7 +160,7 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 		// Every row matches: the count is known and the page is a slice of the rows.
 		page.Total = len(rows)
 		for i := len(rows) - 1 - skip; i >= 0 && len(page.Items) < p.Size; i-- {
-			page.Items = append(page.Items, transactionOut(rows[i].rec))
+			page.Items = append(page.Items, domain.UnmarshalTransactionFromDatabase(*rows[i].rec))
 		}
 		return page, nil
 	}
@@ -171,7 +170,7 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 			continue
 		}
 		if page.Total >= skip && len(page.Items) < p.Size {
-			page.Items = append(page.Items, transactionOut(rows[i].rec))
+			page.Items = append(page.Items, domain.UnmarshalTransactionFromDatabase(*rows[i].rec))
 		}
 		page.Total++
 	}
@@ -219,7 +218,7 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	if stored == nil || stored.AccountID != accountID {
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
-	working := transactionOut(stored)
+	working := domain.UnmarshalTransactionFromDatabase(*stored)
 	if err := fn(working); err != nil {
 		return nil, err
 	}
@@ -241,10 +240,10 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	indexStatus(s.txByStatus, id, stored.Status, rec.Status, stored)
 	// The record is replaced in place: every index points at it, and createdAt and id, which
 	// place it in the sorted list, never change.
-	*stored = ownTransaction(rec, stored)
+	*stored = rec
 	l.refresh(stored)
-	s.events.add(events, stored)
-	return transactionOut(stored), nil
+	s.events.add(events)
+	return domain.UnmarshalTransactionFromDatabase(*stored), nil
 }
 
 // ListExpired implements ports.TransactionRepository, soonest expired first.
@@ -296,7 +295,7 @@ func (r *Transactions) ListByStatus(ctx context.Context, status domain.Transacti
 func transactionsOut(recs []*domain.TransactionRecord, limit int) []*domain.Transaction {
 	out := make([]*domain.Transaction, 0, max(0, min(limit, len(recs))))
 	for _, rec := range recs[:cap(out)] {
-		out = append(out, transactionOut(rec))
+		out = append(out, domain.UnmarshalTransactionFromDatabase(*rec))
 	}
 	return out
 }

@@ -66,8 +66,7 @@ func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transactio
 	if err := r.s.createDoc(ctx, r.coll, t.ID(), doc, t.CreatedAt(), first, pending); err != nil {
 		return err
 	}
-	t.SetVersion(1)
-	t.ClearEvents()
+	t.MarkStored(1)
 	return nil
 }
 
@@ -247,10 +246,9 @@ func (r *TransactionRepository) findForUpdate(ctx context.Context, filter bson.D
 // aggregate is what updateVersioned needs of a Transaction or a Withdrawal.
 type aggregate interface {
 	Version() int64
-	SetVersion(int64)
 	Events() []domain.Event
 	Postings() []domain.Posting
-	ClearEvents()
+	MarkStored(version int64)
 }
 
 // updateVersioned is the closure-shaped, version-checked update of one aggregate document
@@ -298,8 +296,7 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 			return zero, held.fail(ctx, err)
 		}
 		events := a.Events()
-		a.ClearEvents()
-		a.SetVersion(v + 1)
+		a.MarkStored(v + 1) // the version written below, with these events and postings
 		ok, err := writeVersioned(ctx, coll, id, v, fields(a), events, pending, now)
 		if err != nil {
 			return zero, mapErr(ctx, what, err)

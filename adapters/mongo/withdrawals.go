@@ -49,8 +49,7 @@ func (r *WithdrawalRepository) Create(ctx context.Context, w *domain.Withdrawal)
 	if err := r.s.createDoc(ctx, r.coll, w.ID(), doc, w.CreatedAt(), first, pending); err != nil {
 		return err
 	}
-	w.SetVersion(1)
-	w.ClearEvents()
+	w.MarkStored(1)
 	return nil
 }
 
