@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -143,13 +142,7 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 	if err := ctx.Err(); err != nil {
 		return ports.TransactionPage{}, err
 	}
-	if p.Number < 1 || p.Size < 1 {
-		return ports.TransactionPage{}, fmt.Errorf("memory: page %d of size %d", p.Number, p.Size)
-	}
-	skip := math.MaxInt
-	if p.Number-1 <= math.MaxInt/p.Size {
-		skip = (p.Number - 1) * p.Size
-	}
+	skip, p := p.Skip(), p.Clamped()
 	page := ports.TransactionPage{Items: make([]*domain.Transaction, 0, min(p.Size, 100))}
 
 	s := r.store
@@ -164,9 +157,8 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 		}
 		return page, nil
 	}
-	m := newMatcher(&f)
 	for i := len(rows) - 1; i >= 0; i-- {
-		if !m.matches(&rows[i]) {
+		if !matches(&f, &rows[i]) {
 			continue
 		}
 		if page.Total >= skip && len(page.Items) < p.Size {
@@ -238,8 +230,8 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	l := s.accountOf(accountID, false)
 	l.countPending(stored.Order.Amount, stored.Status, rec.Status)
 	indexStatus(s.txByStatus, id, stored.Status, rec.Status, stored)
-	// The record is replaced in place: every index points at it, and createdAt and id, which
-	// place it in the sorted list, never change.
+	// The record is replaced in place: every index and the sorted list point at it, and
+	// createdAt and id, which place it in that list, never change.
 	*stored = rec
 	l.refresh(stored)
 	s.events.add(events)

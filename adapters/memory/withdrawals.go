@@ -171,10 +171,10 @@ func (r *Withdrawals) ListByAccount(ctx context.Context, accountID string, p por
 	defer s.mu.RUnlock()
 	out := []*domain.Withdrawal{}
 	l := s.accountOf(accountID, false)
-	if l == nil || p.Number < 1 || p.Size < 1 {
+	if l == nil {
 		return out, nil
 	}
-	for i := (p.Number - 1) * p.Size; i < len(l.wds) && len(out) < p.Size; i++ {
+	for i, size := p.Skip(), p.Clamped().Size; i < len(l.wds) && len(out) < size; i++ {
 		out = append(out, domain.UnmarshalWithdrawalFromDatabase(*l.wds[i]))
 	}
 	return out, nil

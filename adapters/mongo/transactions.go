@@ -120,19 +120,13 @@ func (r *TransactionRepository) findOne(ctx context.Context, filter bson.D) (*do
 func (r *TransactionRepository) List(ctx context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	if p.Number < 1 {
-		p.Number = 1
-	}
-	if p.Size < 1 {
-		p.Size = 1
-	}
+	skip, p := int64(p.Skip()), p.Clamped()
 	filter := listFilter(f)
 	total, err := r.coll.CountDocuments(ctx, filter)
 	if err != nil {
 		return ports.TransactionPage{}, mapErr(ctx, "count transactions", err)
 	}
 	page := ports.TransactionPage{Items: []*domain.Transaction{}, Total: int(total)}
-	skip := int64(p.Number-1) * int64(p.Size)
 	if skip >= total {
 		return page, nil
 	}

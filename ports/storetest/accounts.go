@@ -137,6 +137,38 @@ func TestAccounts(t *testing.T, newRepo func(t *testing.T) ports.AccountReposito
 		}
 	})
 
+	t.Run("an account is created at version 0 and each stored update adds one", func(t *testing.T) {
+		t.Parallel()
+		repo, ctx := newRepo(t), context.Background()
+		a := ids.account(t, "Loja")
+		mustCreateAccount(t, repo, a)
+		for want := int64(0); want < 3; want++ {
+			got, err := repo.GetAccount(ctx, a.ID())
+			if err != nil {
+				t.Fatalf("GetAccount: %v", err)
+			}
+			if got.Version() != want {
+				t.Fatalf("GetAccount = version %d, want %d", got.Version(), want)
+			}
+			if err := repo.UpdateAccount(ctx, a.ID(), func(acc *domain.Account) error {
+				if acc.Version() != want {
+					return fmt.Errorf("fn saw version %d, want %d", acc.Version(), want)
+				}
+				return nil
+			}); err != nil {
+				t.Fatalf("UpdateAccount: %v", err)
+			}
+		}
+		if err := repo.UpdateAccount(ctx, a.ID(), func(*domain.Account) error { return errRefused }); !errors.Is(err, errRefused) {
+			t.Fatalf("UpdateAccount = %v, want the function's error", err)
+		}
+		if got, err := repo.GetAccount(ctx, a.ID()); err != nil {
+			t.Fatalf("GetAccount: %v", err)
+		} else if got.Version() != 3 {
+			t.Fatalf("after a failed update: version %d, want 3", got.Version())
+		}
+	})
+
 	t.Run("a failed update leaves nothing behind and returns the function's error", func(t *testing.T) {
 		t.Parallel()
 		repo, ctx := newRepo(t), context.Background()

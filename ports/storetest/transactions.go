@@ -491,6 +491,34 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("a list reads a page number or size below 1 as 1, and a page far past the end as empty", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := domain.NewID()
+		var txs []*domain.Transaction
+		for i := range 3 {
+			txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(i)}))
+		}
+		all := listOrder(txs)
+		for _, c := range []struct {
+			page ports.Page
+			want []string
+		}{
+			{ports.Page{Number: 0, Size: 2}, all[0:2]},
+			{ports.Page{Number: -1, Size: 2}, all[0:2]},
+			{ports.Page{Number: 2, Size: 0}, all[1:2]},
+			{ports.Page{Number: -1, Size: -1}, all[0:1]},
+			{ports.Page{Number: 1 << 62, Size: 100}, nil},
+		} {
+			for _, f := range []ports.TransactionFilter{{AccountID: account}, {AccountID: account, MinAmount: new(domain.Cents)}} {
+				got, err := s.Transactions.List(ctx, f, c.page)
+				if err != nil || !slices.Equal(transactionIDs(got.Items), c.want) || got.Total != 3 {
+					t.Errorf("List(%+v, page %+v) = %v (total %d), %v; want %v (total 3)", f, c.page, transactionIDs(got.Items), got.Total, err, c.want)
+				}
+			}
+		}
+	})
+
 	t.Run("a list of an account without transactions is empty", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()

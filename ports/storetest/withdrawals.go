@@ -358,6 +358,35 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		assertSameWithdrawal(t, got, want)
 	})
 
+	t.Run("listByAccount pages in creation order, reading a page number or size below 1 as 1", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := domain.NewID()
+		var ids []string
+		for i := range 3 {
+			ids = append(ids, fundedWithdrawal(t, s, wdSpec{account: account, createdAt: minutes(i)}).ID())
+		}
+		for _, c := range []struct {
+			page ports.Page
+			want []string
+		}{
+			{ports.Page{Number: 1, Size: 2}, ids[0:2]},
+			{ports.Page{Number: 2, Size: 2}, ids[2:3]},
+			{ports.Page{Number: 3, Size: 2}, nil},
+			{ports.Page{Number: 0, Size: 2}, ids[0:2]},
+			{ports.Page{Number: -1, Size: 2}, ids[0:2]},
+			{ports.Page{Number: 2, Size: 0}, ids[1:2]},
+		} {
+			got, err := s.Withdrawals.ListByAccount(ctx, account, c.page)
+			if err != nil || !slices.Equal(withdrawalIDs(got), c.want) {
+				t.Errorf("ListByAccount(page %+v) = %v, %v; want %v", c.page, withdrawalIDs(got), err, c.want)
+			}
+		}
+		if got, err := s.Withdrawals.ListByAccount(ctx, domain.NewID(), ports.Page{Number: 1, Size: 2}); err != nil || len(got) != 0 {
+			t.Errorf("ListByAccount of an account without withdrawals = %v, %v; want none", withdrawalIDs(got), err)
+		}
+	})
+
 	t.Run("listByStatus lists withdrawals that entered the status at or before until, oldest first", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
