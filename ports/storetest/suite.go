@@ -409,3 +409,17 @@ func eventTypes(ds []ports.Delivery) []string {
 	}
 	return out
 }
+
+// storeTest is one named subtest of a suite over Stores.
+type storeTest struct {
+	name string
+	run  func(t *testing.T, newStore func(t *testing.T) Stores)
+}
+
+// runStoreTests runs each test as a subtest of its name.
+func runStoreTests(t *testing.T, newStore func(t *testing.T) Stores, tests []storeTest) {
+	t.Helper()
+	for _, c := range tests {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newStore) })
+	}
+}
