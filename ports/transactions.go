@@ -67,7 +67,9 @@ type TransactionPage struct {
 type TransactionRepository interface {
 	// Create stores a new transaction and its raised events. It answers ErrDuplicate when the
 	// id exists, when another transaction has the same payment token, or when the account already has a transaction with the same non-empty
-	// idempotency key (the caller then reads the winner with GetByIdempotencyKey).
+	// idempotency key (the caller then reads the winner with GetByIdempotencyKey). Once stored,
+	// Create calls t.MarkStored(1): t is at version 1 and no longer holds the events and
+	// postings stored with it.
 	Create(ctx context.Context, t *domain.Transaction) error
 
 	// Get returns one transaction of the account.
