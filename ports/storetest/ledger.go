@@ -465,47 +465,7 @@ func randomWalk(t *testing.T, s Stores, steps int) {
 	type ref struct{ account, id string }
 	var txs, wds []ref
 	now := epoch
-	refunds := 0
-
-	txMoves := []func(*domain.Transaction, time.Time) error{
-		func(t *domain.Transaction, at time.Time) error {
-			return t.AttachPix(domain.PixResponse{URI: "x", ExpiresAt: at.Add(time.Hour)}, at)
-		},
-		func(t *domain.Transaction, at time.Time) error { return t.FailEmission("no", at) },
-		func(t *domain.Transaction, at time.Time) error {
-			paid := t.Amount() - domain.Cents(rng.IntN(2))
-			return t.Pay(domain.Payment{AmountPaid: paid, Fee: paid / 100, PaidAt: at}, at)
-		},
-		func(t *domain.Transaction, at time.Time) error { return t.Expire(at.Add(2 * time.Hour)) },
-		func(t *domain.Transaction, at time.Time) error {
-			refunds++
-			amount := domain.Cents(0) // everything left
-			if left := t.Refundable(); left > 1 && rng.IntN(2) == 0 {
-				amount = 1 + domain.Cents(rng.IntN(int(left-1)))
-			}
-			return t.RequestRefund(domain.RefundRequest{ID: fmt.Sprintf("R%d", refunds), Amount: amount}, at)
-		},
-		func(t *domain.Transaction, at time.Time) error {
-			r, _ := t.RefundInProgress()
-			return t.ConfirmRefund(r.ID, "D", at)
-		},
-		func(t *domain.Transaction, at time.Time) error {
-			r, _ := t.RefundInProgress()
-			return t.FailRefund(r.ID, "no", at)
-		},
-		func(t *domain.Transaction, at time.Time) error { return t.OpenDispute(at) },
-		func(t *domain.Transaction, at time.Time) error { return t.RejectDispute(at) },
-		func(t *domain.Transaction, at time.Time) error { return t.AcceptDispute(at) },
-		func(t *domain.Transaction, at time.Time) error { return t.CompleteInfraction("D", at) },
-	}
-	wdMoves := []func(*domain.Withdrawal, time.Time) error{
-		func(w *domain.Withdrawal, at time.Time) error { return w.StartProcessing(at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Cancel(at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Complete("E", at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Fail("no", at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Reject("no", at) },
-		func(w *domain.Withdrawal, at time.Time) error { return w.Refund(at) },
-	}
+	txMoves, wdMoves := walkMoves(rng)
 	expected := func(err error) bool {
 		return err == nil || errors.Is(err, domain.ErrInvalidTransition) || errors.Is(err, domain.ErrNotExpired) ||
 			errors.Is(err, domain.ErrInsufficientBalance) || errors.As(err, new(*domain.RefundAmountError))
@@ -559,6 +519,61 @@ func randomWalk(t *testing.T, s Stores, steps int) {
 		}
 	}
 
+	assertLedgersBalance(t, s, accounts, late)
+}
+
+// walkMoves are the transitions randomWalk tries, each on whatever status it finds: every
+// trigger of both state tables, with random amounts where the trigger takes one.
+func walkMoves(rng *rand.Rand) (txMoves []func(*domain.Transaction, time.Time) error, wdMoves []func(*domain.Withdrawal, time.Time) error) {
+	refunds := 0
+	txMoves = []func(*domain.Transaction, time.Time) error{
+		func(t *domain.Transaction, at time.Time) error {
+			return t.AttachPix(domain.PixResponse{URI: "x", ExpiresAt: at.Add(time.Hour)}, at)
+		},
+		func(t *domain.Transaction, at time.Time) error { return t.FailEmission("no", at) },
+		func(t *domain.Transaction, at time.Time) error {
+			paid := t.Amount() - domain.Cents(rng.IntN(2))
+			return t.Pay(domain.Payment{AmountPaid: paid, Fee: paid / 100, PaidAt: at}, at)
+		},
+		func(t *domain.Transaction, at time.Time) error { return t.Expire(at.Add(2 * time.Hour)) },
+		func(t *domain.Transaction, at time.Time) error {
+			refunds++
+			amount := domain.Cents(0) // everything left
+			if left := t.Refundable(); left > 1 && rng.IntN(2) == 0 {
+				amount = 1 + domain.Cents(rng.IntN(int(left-1)))
+			}
+			return t.RequestRefund(domain.RefundRequest{ID: fmt.Sprintf("R%d", refunds), Amount: amount}, at)
+		},
+		func(t *domain.Transaction, at time.Time) error {
+			r, _ := t.RefundInProgress()
+			return t.ConfirmRefund(r.ID, "D", at)
+		},
+		func(t *domain.Transaction, at time.Time) error {
+			r, _ := t.RefundInProgress()
+			return t.FailRefund(r.ID, "no", at)
+		},
+		func(t *domain.Transaction, at time.Time) error { return t.OpenDispute(at) },
+		func(t *domain.Transaction, at time.Time) error { return t.RejectDispute(at) },
+		func(t *domain.Transaction, at time.Time) error { return t.AcceptDispute(at) },
+		func(t *domain.Transaction, at time.Time) error { return t.CompleteInfraction("D", at) },
+	}
+	wdMoves = []func(*domain.Withdrawal, time.Time) error{
+		func(w *domain.Withdrawal, at time.Time) error { return w.StartProcessing(at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Cancel(at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Complete("E", at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Fail("no", at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Reject("no", at) },
+		func(w *domain.Withdrawal, at time.Time) error { return w.Refund(at) },
+	}
+	return txMoves, wdMoves
+}
+
+// assertLedgersBalance checks the ledgers of accounts and the service's after a walk: each
+// merchant's matches its histories, every ledger account sums to zero over all of them, and
+// suspense holds what the late payments left.
+func assertLedgersBalance(t *testing.T, s Stores, accounts []string, late []domain.Posting) {
+	t.Helper()
+	ctx := context.Background()
 	// Every ledger account, the merchants' and the service's, summed over every entry.
 	sums := map[domain.LedgerAccount]domain.Cents{}
 	for _, account := range append([]string{""}, accounts...) {
