@@ -93,14 +93,10 @@ func parsed(parse func(string) error, code, message string) validation.Rule {
 	})
 }
 
-// into applies a domain parser to a string field, failing with invalid_format and message,
-// and keeps what it parsed in *dst: the rule that checks a field also maps it, so nothing after
+// into applies a domain parser to a string field, failing with code and message, and keeps
+// what it parsed in *dst: the rule that checks a field also maps it, so nothing after
 // validation parses again.
-func into[T any](dst *T, parse func(string) (T, error), message string) validation.Rule {
-	return intoWithCode(dst, parse, "invalid_format", message)
-}
-
-func intoWithCode[T any](dst *T, parse func(string) (T, error), code, message string) validation.Rule {
+func into[T any](dst *T, parse func(string) (T, error), code, message string) validation.Rule {
 	return validation.By(func(v any) error {
 		s, ok := deref[string](v)
 		if !ok {
@@ -117,7 +113,7 @@ func intoWithCode[T any](dst *T, parse func(string) (T, error), code, message st
 
 // documentInto checks a CPF or CNPJ and keeps it in *dst.
 func documentInto(dst *domain.Document) validation.Rule {
-	return intoWithCode(dst, domain.ParseDocument, "invalid_document", "must be a valid CPF or CNPJ")
+	return into(dst, domain.ParseDocument, "invalid_document", "must be a valid CPF or CNPJ")
 }
 
 // nested parses a nested object that was present (a nil one passes: presence is the job of

@@ -80,8 +80,8 @@ func (c *customerInput) parse(now time.Time) (*domain.Customer, error) {
 		validation.Field(&c.Name, required, personNameRule),
 		validation.Field(&c.Email, required, emailRule),
 		validation.Field(&c.Document, required, documentInto(&out.Document)),
-		validation.Field(&c.Landline, into(&out.Landline, domain.ParseLandline, landlineMessage)),
-		validation.Field(&c.MobilePhone, into(&out.MobilePhone, domain.ParseMobile, mobileMessage)),
+		validation.Field(&c.Landline, into(&out.Landline, domain.ParseLandline, "invalid_format", landlineMessage)),
+		validation.Field(&c.MobilePhone, into(&out.MobilePhone, domain.ParseMobile, "invalid_format", mobileMessage)),
 		validation.Field(&c.Birthdate, birthdateRule(now)),
 	)
 }
@@ -106,7 +106,7 @@ func (a *addressInput) parse() (*domain.Address, error) {
 	out := &domain.Address{Number: str(a.Number), Street: str(a.Street), Neighborhood: str(a.Neighborhood),
 		City: str(a.City), State: str(a.State), Country: str(a.Country), Complement: str(a.Complement)}
 	return out, validation.ValidateStruct(a,
-		validation.Field(&a.ZipCode, required, into(&out.ZipCode, domain.ParseZipCode, zipMessage)),
+		validation.Field(&a.ZipCode, required, into(&out.ZipCode, domain.ParseZipCode, "invalid_format", zipMessage)),
 		validation.Field(&a.Number, required, length(1, 10), digitsRule),
 		validation.Field(&a.Street, required, length(2, 200)),
 		validation.Field(&a.Neighborhood, required, length(2, 100)),
