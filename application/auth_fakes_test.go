@@ -161,7 +161,9 @@ func (r *authRepo) UpdateAccount(_ context.Context, id string, fn func(*domain.A
 	if err := fn(work); err != nil {
 		return err
 	}
-	r.accounts[id] = work
+	rec := work.Record()
+	rec.Version++
+	r.accounts[id] = domain.UnmarshalAccountFromDatabase(rec)
 	return nil
 }
 
