@@ -94,12 +94,7 @@ func (r *fakeAccounts) SetFail(err error) {
 }
 
 func authCopyAccount(a *domain.Account) *domain.Account {
-	w := a.Webhook()
-	if w.PreviousExpiresAt != nil {
-		t := *w.PreviousExpiresAt
-		w.PreviousExpiresAt = &t
-	}
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), w, a.CreatedAt())
+	return domain.UnmarshalAccountFromDatabase(a.Record())
 }
 
 func authCopyCredential(c domain.Credential) domain.Credential {
@@ -174,7 +169,9 @@ func (r *fakeAccounts) UpdateAccount(_ context.Context, id string, fn func(*doma
 	if err := fn(work); err != nil {
 		return err
 	}
-	r.accounts[id] = work
+	rec := work.Record()
+	rec.Version++
+	r.accounts[id] = domain.UnmarshalAccountFromDatabase(rec)
 	return nil
 }
 
@@ -427,7 +424,7 @@ func (r *fakeTransactions) Create(_ context.Context, t *domain.Transaction) erro
 	rec.Version = 1
 	r.records[t.ID()] = rec
 	r.events = append(r.events, t.Events()...)
-	t.SetVersion(1)
+	t.MarkStored(1)
 	return nil
 }
 
@@ -526,8 +523,7 @@ func (r *fakeTransactions) Update(ctx context.Context, accountID, id string, fn 
 		r.records[id] = next
 		r.events = append(r.events, working.Events()...)
 		r.mu.Unlock()
-		working.ClearEvents()
-		working.SetVersion(next.Version)
+		working.MarkStored(next.Version)
 		return working, nil
 	}
 	return nil, ports.ErrVersionConflict

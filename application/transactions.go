@@ -90,7 +90,6 @@ func (uc *CreateTransaction) create(ctx context.Context, p domain.Principal, ord
 	if err := uc.repo.Create(ctx, t); err != nil {
 		return nil, err
 	}
-	t.ClearEvents()
 	return t, nil
 }
 

@@ -122,7 +122,6 @@ func (uc *CreateWithdrawal) create(ctx context.Context, p domain.Principal, in C
 	if err := uc.repo.Create(ctx, w); err != nil {
 		return nil, err
 	}
-	w.ClearEvents()
 	return w, nil
 }
 

@@ -103,8 +103,7 @@ func (r *wdRepo) Create(ctx context.Context, w *domain.Withdrawal) error {
 	rec.Version = 1
 	r.byID[rec.ID] = rec
 	r.events = append(r.events, w.Events()...)
-	w.SetVersion(1)
-	w.ClearEvents()
+	w.MarkStored(1)
 	return nil
 }
 

@@ -729,22 +729,22 @@ func TestTransactionEvents(t *testing.T) {
 		}
 	})
 
-	t.Run("Events returns a copy and ClearEvents forgets them", func(t *testing.T) {
+	t.Run("Events returns a copy and MarkStored forgets them", func(t *testing.T) {
 		tx, now := txAt(t, validOrder(), txPaths[2])
 		ev := tx.Events()
 		ev[0].Type = "changed"
 		if tx.Events()[0].Type != "transaction.pix_qrcode_generated" {
 			t.Fatal("Events() exposes the transaction's own slice")
 		}
-		tx.ClearEvents()
+		tx.MarkStored(tx.Version() + 1)
 		if len(tx.Events()) != 0 {
-			t.Fatal("ClearEvents kept events")
+			t.Fatal("MarkStored kept events")
 		}
 		if err := tx.RequestRefund(nextRefund(tx), now.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		if got := tx.Events(); len(got) != 1 || got[0].Type != "transaction.processing_refund" {
-			t.Fatalf("after ClearEvents and a transition: %+v", got)
+			t.Fatalf("after MarkStored and a transition: %+v", got)
 		}
 	})
 
@@ -770,7 +770,7 @@ func TestTransactionRecordRoundTrip(t *testing.T) {
 	for _, path := range txPaths {
 		t.Run(path.name+" survives Record and UnmarshalTransactionFromDatabase", func(t *testing.T) {
 			tx, now := txAt(t, validOrder(), path)
-			tx.SetVersion(7)
+			tx.MarkStored(7)
 			rec := tx.Record()
 			back := domain.UnmarshalTransactionFromDatabase(rec)
 			if !reflect.DeepEqual(back.Record(), rec) {

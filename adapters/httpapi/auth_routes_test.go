@@ -82,7 +82,7 @@ func (s *authTestAccounts) CreateAccount(_ context.Context, a *domain.Account) e
 }
 
 func authCopyAccount(a *domain.Account) *domain.Account {
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), a.Webhook(), a.CreatedAt())
+	return domain.UnmarshalAccountFromDatabase(a.Record())
 }
 
 func (s *authTestAccounts) GetAccount(_ context.Context, id string) (*domain.Account, error) {

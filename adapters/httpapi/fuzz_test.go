@@ -104,13 +104,13 @@ func FuzzCreateTransactionRequest(f *testing.F) {
 			}
 			return
 		}
-		fields = mergeFieldErrors(fields, req.validate())
+		order, orderErrs := req.parse(now)
+		fields = mergeFieldErrors(fields, orderErrs)
 		checkFieldErrors(t, string(body), fields)
 		if len(fields) > 0 {
 			return
 		}
 		_ = fingerprint(raw)
-		order := req.order()
 		tx, err := domain.NewTransaction("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "payment-token-fuzz-000001", "account", "SANDBOX", order, domain.Idempotency{}, now)
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts an order the domain refuses (a 500): %v", body, err)
@@ -266,13 +266,13 @@ func FuzzWithdrawalRequest(f *testing.F) {
 			}
 			return
 		}
-		fields = mergeFieldErrors(fields, req.validate())
+		key, keyErrs := req.parse()
+		fields = mergeFieldErrors(fields, keyErrs)
 		checkFieldErrors(t, string(body), fields)
 		if len(fields) > 0 {
 			return
 		}
 		_ = fingerprint(raw)
-		key := req.pixKey()
 		receiver, err := sandbox.Directory{}.Resolve(context.Background(), key)
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts a PIX key the directory refuses (a 500): %v", body, err)

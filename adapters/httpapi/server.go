@@ -53,6 +53,9 @@ type Deps struct {
 	RateLimiter *RateLimiter
 	// Optional: nil, GET /readyz answers ready without checking the store.
 	Ready ports.Pinger
+	// Optional: the time of the request rules that depend on it (a birthdate may not be in the
+	// future); nil, the wall clock, in UTC.
+	Clock ports.Clock
 	// Optional: nil, requests are not observed.
 	Observer RequestObserver
 	// Optional: serves GET /metrics with the API; nil when metrics have their own address.
@@ -137,12 +140,20 @@ func New(cfg Config, deps Deps) *Server {
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
+	if deps.Clock == nil {
+		deps.Clock = wallClock{}
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	cfg.PaymentPage = cfg.PaymentPage.withDefaults()
 	s := &Server{cfg: cfg, deps: deps, log: log, payPage: loadPayPage(), payStreams: newStreamLimits(cfg.PaymentPage)}
 	s.router = s.routes()
 	return s
 }
+
+// wallClock is the clock of a server built without one.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now().UTC() }
 
 // Handler is the whole API with its middleware.
 func (s *Server) Handler() http.Handler { return s.observe(headAsGet(s.router)) }

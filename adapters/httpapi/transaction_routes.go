@@ -94,7 +94,8 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fields = mergeFieldErrors(fields, req.validate())
+	order, orderErrs := req.parse(s.deps.Clock.Now())
+	fields = mergeFieldErrors(fields, orderErrs)
 	key, keyErrs := idempotencyKeyOf(r, req.IdempotencyKey)
 	fields = append(fields, keyErrs...)
 	if len(fields) > 0 {
@@ -102,7 +103,7 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.CreateTransaction.Execute(r.Context(), principalFrom(r.Context()), application.CreateTransactionInput{
-		Order: req.order(), IdempotencyKey: key, Fingerprint: fingerprint(raw),
+		Order: order, IdempotencyKey: key, Fingerprint: fingerprint(raw),
 	})
 	if err != nil {
 		s.writeError(w, r, err)

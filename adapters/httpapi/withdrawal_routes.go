@@ -38,7 +38,8 @@ func (s *Server) createWithdrawal(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fields = mergeFieldErrors(fields, req.validate())
+	pixKey, pixKeyFields := req.parse()
+	fields = mergeFieldErrors(fields, pixKeyFields)
 	key, keyFields := idempotencyKeyOf(r, req.IdempotencyKey)
 	fields = append(fields, keyFields...)
 	if len(fields) > 0 {
@@ -46,7 +47,7 @@ func (s *Server) createWithdrawal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Withdrawals.Create.Execute(r.Context(), principalFrom(r.Context()), application.CreateWithdrawalInput{
-		Amount: domain.Cents(*req.Amount), PixKey: req.pixKey(), ExternalCode: str(req.ExternalCode),
+		Amount: domain.Cents(*req.Amount), PixKey: pixKey, ExternalCode: str(req.ExternalCode),
 		WebhookURL: str(req.WebhookURL), IdempotencyKey: key, Fingerprint: fingerprint(raw),
 	})
 	if err != nil {

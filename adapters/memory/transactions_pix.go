@@ -72,5 +72,5 @@ func (r *Transactions) findPix(ctx context.Context, index map[string]*domain.Tra
 	if rec == nil || key == "" {
 		return nil, fmt.Errorf("transaction by pix location: %w", domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }

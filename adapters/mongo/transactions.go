@@ -66,8 +66,7 @@ func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transactio
 	if err := r.s.createDoc(ctx, r.coll, t.ID(), doc, t.CreatedAt(), first, pending); err != nil {
 		return err
 	}
-	t.SetVersion(1)
-	t.ClearEvents()
+	t.MarkStored(1)
 	return nil
 }
 
@@ -121,19 +120,13 @@ func (r *TransactionRepository) findOne(ctx context.Context, filter bson.D) (*do
 func (r *TransactionRepository) List(ctx context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	if p.Number < 1 {
-		p.Number = 1
-	}
-	if p.Size < 1 {
-		p.Size = 1
-	}
+	skip, p := int64(p.Skip()), p.Clamped()
 	filter := listFilter(f)
 	total, err := r.coll.CountDocuments(ctx, filter)
 	if err != nil {
 		return ports.TransactionPage{}, mapErr(ctx, "count transactions", err)
 	}
 	page := ports.TransactionPage{Items: []*domain.Transaction{}, Total: int(total)}
-	skip := int64(p.Number-1) * int64(p.Size)
 	if skip >= total {
 		return page, nil
 	}
@@ -240,10 +233,9 @@ func (r *TransactionRepository) findForUpdate(ctx context.Context, filter bson.D
 // aggregate is what updateVersioned needs of a Transaction or a Withdrawal.
 type aggregate interface {
 	Version() int64
-	SetVersion(int64)
 	Events() []domain.Event
 	Postings() []domain.Posting
-	ClearEvents()
+	MarkStored(version int64)
 }
 
 // updateVersioned is the closure-shaped, version-checked update of one aggregate document
@@ -291,8 +283,7 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 			return zero, held.fail(ctx, err)
 		}
 		events := a.Events()
-		a.ClearEvents()
-		a.SetVersion(v + 1)
+		a.MarkStored(v + 1) // the version written below, with these events and postings
 		ok, err := writeVersioned(ctx, coll, id, v, fields(a), events, pending, now)
 		if err != nil {
 			return zero, mapErr(ctx, what, err)

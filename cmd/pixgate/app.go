@@ -197,6 +197,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
 		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
 		Ready:             st.pinger,
+		Clock:             a.clock,
 		Observer:          a.metrics,
 		Logger:            log,
 		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(st.ledger)},

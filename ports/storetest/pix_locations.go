@@ -20,8 +20,8 @@ func TestPixLocations(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a dynamic charge is found by its location id and by its cob txid, whatever its account, as it is now", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		a := createDynamic(t, s, newID(), newLocation())
-		b := createDynamic(t, s, newID(), newLocation())
+		a := createDynamic(t, s, domain.NewID(), newLocation())
+		b := createDynamic(t, s, domain.NewID(), newLocation())
 		loc := b.Pix().Location
 		if _, err := s.Transactions.Update(ctx, b.AccountID(), b.ID(), func(tx *domain.Transaction) error {
 			return tx.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(1), EndToEnd: "E" + strings.ReplaceAll(b.ID(), "-", "")[:31]}, minutes(1))
@@ -55,8 +55,8 @@ func TestPixLocations(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("unknown, empty, or another charge's kind of key is not found", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		tx := createDynamic(t, s, newID(), newLocation())
-		static := createTransaction(t, s, txSpec{account: newID()})
+		tx := createDynamic(t, s, domain.NewID(), newLocation())
+		static := createTransaction(t, s, txSpec{account: domain.NewID()})
 		loc := tx.Pix().Location
 		for _, id := range []string{newLocation().ID, "", tx.ID(), loc.CobTxID, loc.ID[:len(loc.ID)-1], static.ID()} {
 			if got, err := s.Transactions.FindByPixLocation(ctx, id); !errors.Is(err, domain.ErrNotFound) {
@@ -73,13 +73,13 @@ func TestPixLocations(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("a second charge with an existing location id or cob txid is a duplicate, even in another account", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		first := createDynamic(t, s, newID(), newLocation())
+		first := createDynamic(t, s, domain.NewID(), newLocation())
 		taken := first.Pix().Location
 		for _, loc := range []domain.PixLocation{
 			{ID: taken.ID, CobTxID: newLocation().CobTxID},
 			{ID: newLocation().ID, CobTxID: taken.CobTxID},
 		} {
-			again := buildDynamic(t, newID(), loc)
+			again := buildDynamic(t, domain.NewID(), loc)
 			if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
 				t.Errorf("Create with %+v: %v, want ErrDuplicate", loc, err)
 			}
@@ -100,7 +100,7 @@ func TestPixLocations(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("transactions without a location never collide on it", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
-		account := newID()
+		account := domain.NewID()
 		for range 3 {
 			createTransaction(t, s, txSpec{account: account})                          // static codes
 			createTransaction(t, s, txSpec{account: account, status: domain.TxFailed}) // no code at all
