@@ -393,12 +393,12 @@ func FuzzAcquirerCallback(f *testing.F) {
 			}
 			return
 		}
-		fields = mergeFieldErrors(fields, req.validate())
+		notes, parseErrs := req.parse()
+		fields = mergeFieldErrors(fields, parseErrs)
 		checkFieldErrors(t, string(body), fields)
 		if len(fields) > 0 {
 			return
 		}
-		notes := req.notifications()
 		if len(notes) != len(req.Pix) || len(notes) > maxAcquirerEntries {
 			t.Fatalf("%q: %d notifications from %d entries", body, len(notes), len(req.Pix))
 		}

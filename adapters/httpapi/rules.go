@@ -111,6 +111,24 @@ func into[T any](dst *T, parse func(string) (T, error), code, message string) va
 	})
 }
 
+// eachInto parses every element of a slice into the matching element of out (as long as in),
+// reporting each element's field errors under its index, as ozzo-validation does for a slice
+// of Validatable values.
+func eachInto[In, Out any](in []In, out []Out, parse func(*In, *Out) error) validation.Rule {
+	return validation.By(func(any) error {
+		errs := validation.Errors{}
+		for i := range in {
+			if err := parse(&in[i], &out[i]); err != nil {
+				errs[strconv.Itoa(i)] = err
+			}
+		}
+		if len(errs) > 0 {
+			return errs
+		}
+		return nil
+	})
+}
+
 // documentInto checks a CPF or CNPJ and keeps it in *dst.
 func documentInto(dst *domain.Document) validation.Rule {
 	return into(dst, domain.ParseDocument, "invalid_document", "must be a valid CPF or CNPJ")

@@ -100,18 +100,26 @@ var (
 	})
 )
 
-func (p sandboxPayerInput) Validate() error {
-	docRules := []validation.Rule{required, documentRule}
+// parse checks every rule of the payer and maps it to the domain's AccountHolder in the same
+// pass: the document and the PIX key are kept as their rules parsed them. The holder is
+// meaningful only when no error is returned.
+func (p *sandboxPayerInput) parse(out *domain.AccountHolder) error {
+	docRules := []validation.Rule{required, documentInto(&out.Document)}
 	if p.Type != nil && p.Document != nil {
 		docRules = append(docRules, holderDocumentRule(*p.Type))
 	}
-	return validation.ValidateStruct(&p,
+	err := validation.ValidateStruct(p,
 		validation.Field(&p.Type, required, oneOf(string(domain.HolderPF), string(domain.HolderPJ))),
 		validation.Field(&p.Name, required, personNameRule),
 		validation.Field(&p.Document, docRules...),
 		validation.Field(&p.BankAccount, required),
-		validation.Field(&p.Pix, required),
+		validation.Field(&p.Pix, required, nested(p.Pix, func(k *sandboxPixKeyInput) error { return k.parse(&out.Pix) })),
 	)
+	if err == nil {
+		out.Type, out.Name = domain.HolderType(*p.Type), *p.Name
+		out.BankAccount = domain.BankAccount{Type: *p.BankAccount.Type, Digit: *p.BankAccount.Digit, ISPB: *p.BankAccount.ISPB}
+	}
+	return err
 }
 
 // holderDocumentRule: an individual (PF) has a CPF, a legal entity (PJ) a CNPJ.
@@ -120,7 +128,7 @@ func holderDocumentRule(holderType string) validation.Rule {
 		s, _ := deref[string](v)
 		d, err := domain.ParseDocument(s)
 		if err != nil {
-			return nil // documentRule reports it
+			return nil // documentInto reports it
 		}
 		switch {
 		case holderType == string(domain.HolderPF) && d.Kind() != domain.CPF:
@@ -140,7 +148,9 @@ func (b sandboxBankAccountInput) Validate() error {
 	)
 }
 
-func (k sandboxPixKeyInput) Validate() error {
+// parse checks the key's type, then the key against its type, and keeps the key as the domain
+// normalised it in *dst.
+func (k *sandboxPixKeyInput) parse(dst *domain.PixKey) error {
 	types := make([]string, 0, 5)
 	for _, t := range domain.PixKeyTypes() {
 		types = append(types, string(t))
@@ -148,24 +158,13 @@ func (k sandboxPixKeyInput) Validate() error {
 	keyRules := []validation.Rule{required}
 	if k.Type != nil && slices.Contains(types, *k.Type) {
 		typ := domain.PixKeyType(*k.Type)
-		keyRules = append(keyRules, parsed(func(s string) error { _, err := domain.NewPixKey(typ, s); return err },
+		keyRules = append(keyRules, into(dst, func(s string) (domain.PixKey, error) { return domain.NewPixKey(typ, s) },
 			"invalid_format", "must be a PIX key of its type"))
 	}
-	return validation.ValidateStruct(&k,
+	return validation.ValidateStruct(k,
 		validation.Field(&k.Type, required, oneOf(types...)),
 		validation.Field(&k.Key, keyRules...),
 	)
-}
-
-// holder maps a valid payer to the domain's AccountHolder. Call it only after validation.
-func (p sandboxPayerInput) holder() *domain.AccountHolder {
-	doc, _ := domain.ParseDocument(*p.Document)
-	key, _ := domain.NewPixKey(domain.PixKeyType(*p.Pix.Type), *p.Pix.Key)
-	return &domain.AccountHolder{
-		Type: domain.HolderType(*p.Type), Name: *p.Name, Document: doc,
-		BankAccount: domain.BankAccount{Type: *p.BankAccount.Type, Digit: *p.BankAccount.Digit, ISPB: *p.BankAccount.ISPB},
-		Pix:         key,
-	}
 }
 
 // sandboxPayer reads the optional body of POST /sandbox/transaction/{id}/pay: the payer, nil
@@ -179,7 +178,9 @@ func sandboxPayer(w http.ResponseWriter, r *http.Request) (*domain.AccountHolder
 	if !ok {
 		return nil, false
 	}
-	fields = mergeFieldErrors(fields, fieldErrors("", validation.ValidateStruct(&req, validation.Field(&req.Payer))))
+	var payer domain.AccountHolder
+	fields = mergeFieldErrors(fields, fieldErrors("", validation.ValidateStruct(&req,
+		validation.Field(&req.Payer, nested(req.Payer, func(p *sandboxPayerInput) error { return p.parse(&payer) })))))
 	if len(fields) > 0 {
 		validationFailed(w, r, fields)
 		return nil, false
@@ -187,5 +188,5 @@ func sandboxPayer(w http.ResponseWriter, r *http.Request) (*domain.AccountHolder
 	if req.Payer == nil {
 		return nil, true
 	}
-	return req.Payer.holder(), true
+	return &payer, true
 }
