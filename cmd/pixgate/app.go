@@ -103,6 +103,8 @@ type app struct {
 	// server's own address (serve sets the one it listens on).
 	publicURL string
 	hasher    *application.SecretHasher
+	// authCache remembers what authentication read (nil when PIXGATE_AUTH_CACHE_TTL is 0).
+	authCache *application.AuthCache
 	issuer    *jwtauth.Issuer
 	verifier  ports.TokenVerifier
 	jwks      []byte // the JWKS document of verifier's keys
@@ -145,9 +147,15 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		a.publicURL = ownBaseURL(cfg.Addr)
 	}
 	var err error
-	if a.stores, err = openStores(ctx, cfg); err != nil {
-		return nil, err
+	if a.stores.accounts == nil { // an option may hand in stores (instances sharing one store)
+		if a.stores, err = openStores(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
+	// Every change of an account or credential made by this instance reaches its own
+	// authentication cache at once; other instances' changes within the TTL.
+	a.authCache = application.NewAuthCache(cfg.AuthCacheTTL, a.clock, 0)
+	a.stores.accounts = a.authCache.Invalidating(a.stores.accounts)
 	if a.hasher, err = secretHasher(cfg, log); err != nil {
 		return nil, err
 	}
@@ -186,7 +194,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		job{name: recoverJobName, interval: 10 * time.Second, run: st.ledger.Recover})
 
 	deps := httpapi.Deps{
-		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
+		Authenticator:     application.NewCachedAuthenticate(a.verifier, st.accounts, a.authCache),
 		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),

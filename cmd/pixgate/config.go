@@ -37,6 +37,7 @@ type Config struct {
 	JWTIssuer       string
 	JWTAudience     string
 	TokenTTL        time.Duration
+	AuthCacheTTL    time.Duration // 0: every request reads its credential and account
 	UpstreamToken   string
 	UpstreamJWKS    string
 	UpstreamTimeout time.Duration
@@ -149,6 +150,14 @@ func settings() []setting {
 			n, err := intIn(v, 12, 86400)
 			c.TokenTTL = time.Duration(n) * time.Second
 			return err
+		}},
+		{"PIXGATE_AUTH_CACHE_TTL", "2s", "How long an instance trusts what it read about a credential and its account (revoked? disabled? scopes?) before reading them again; a revocation or disabling made on another instance takes up to this long to reach it (at once on the instance that made it). 0 reads them on every request.", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > time.Minute {
+				return fmt.Errorf("must be a duration from 0 to 1m, such as 2s")
+			}
+			c.AuthCacheTTL = d
+			return nil
 		}},
 		{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL", "", "OpenID Connect token endpoint to delegate client credentials to.", func(c *Config, v string) error {
 			c.UpstreamToken = v
