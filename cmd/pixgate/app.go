@@ -109,7 +109,7 @@ type app struct {
 	verifier  ports.TokenVerifier
 	jwks      []byte // the JWKS document of verifier's keys
 	emitter   *pix.Emitter
-	renderer  *qr.Renderer
+	renderer  ports.QRRenderer
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
 	// API Pix, or none (devolutions.go).
 	acquirer ports.Acquirer
@@ -175,7 +175,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
-	a.renderer = qr.NewRenderer(cfg.QRConcurrency)
+	// Drawings take the CPU that nothing else wants (serve gives the Go scheduler a processor
+	// per drawing on top of the machine's), and a creation that would wait too long is refused.
+	if a.renderer == nil { // an option may hand in another (tests)
+		a.renderer = qr.New(qr.Options{Workers: cfg.QRConcurrency, Queue: cfg.QRQueue, Background: true})
+	}
 
 	// Metrics wrap the ports, so every use case built below is measured.
 	a.metrics = metrics.New()

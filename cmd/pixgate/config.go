@@ -48,6 +48,7 @@ type Config struct {
 	MerchantName    string
 	MerchantCity    string
 	QRConcurrency   int
+	QRQueue         int // creations that may wait for a drawing; 0: the renderer's default
 	FeeFixedCents   int64
 	FeeBasisPoints  int64
 	WithdrawalFee   int64
@@ -179,12 +180,17 @@ func settings() []setting {
 		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments: a valid e-mail, +55 phone, CPF, CNPJ or EVP key.", nonEmpty(func(c *Config) *string { return &c.PixKey })},
 		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
 		{"PIXGATE_PIX_MERCHANT_CITY", "SAO PAULO", "Merchant city in the BR Code (cut at 15 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantCity })},
-		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once; 0 means the number of CPUs (1 keeps a core free for lookups on 2 cores, at half the creation rate).", func(c *Config, v string) error {
+		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once, each on a thread of the lowest priority so that other requests always find a core; 0 means the number of CPUs.", func(c *Config, v string) error {
 			n, err := intIn(v, 0, 1024)
 			c.QRConcurrency = int(n)
 			if n == 0 {
 				c.QRConcurrency = runtime.GOMAXPROCS(0)
 			}
+			return err
+		}},
+		{"PIXGATE_QR_QUEUE", "0", "Creations that may wait for a QR drawing beyond those being drawn; when full, POST /transaction answers 503 unavailable with Retry-After and stores nothing. 0 means 32 per drawing at once (about 50 ms of waiting at most).", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 1_000_000)
+			c.QRQueue = int(n)
 			return err
 		}},
 		{"PIXGATE_FEE_FIXED_CENTS", "0", "Fixed fee on each paid transaction, in cents.", int64Setting(0, 100_000, func(c *Config) *int64 { return &c.FeeFixedCents })},
