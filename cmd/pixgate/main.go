@@ -45,6 +45,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// there must be one per drawing on top of those the cores justify. The cores still go
 		// to requests first: the kernel runs a drawing when nothing else wants the CPU. Here,
 		// once per process, rather than in serve, which tests run many times in one process.
+		// (Setting it stops the runtime from following later changes of a container's CPU
+		// limit: a restart picks them up.)
 		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + cfg.QRConcurrency)
 		return serve(ctx, cfg, stdout, stderr, nil)
 	case "clients":
