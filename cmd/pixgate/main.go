@@ -65,6 +65,7 @@ const usage = `usage:
   pixgate clients create --name NAME [--scopes a,b] create an account; prints its client id and secret once
   pixgate clients list                             list accounts
   pixgate clients disable ACCOUNT_ID               disable an account: its tokens stop working
+                                                   (on running servers within PIXGATE_AUTH_CACHE_TTL)
   pixgate ledger verify [--account ID]             audit the ledger (every ledger, or one account's);
                                                    prints each disagreement and fails on any
 `
