@@ -193,10 +193,13 @@ func grantedScopes(token []domain.Scope, account *domain.Account) []domain.Scope
 // token's account and not be revoked (otherwise ports.ErrInvalidToken too: a revoked
 // credential's tokens stop working at once), and the account must be active (otherwise
 // domain.ErrAccountDisabled, a 403). The principal's scopes are the token's that the account
-// still holds.
+// still holds. With an AuthCache (NewCachedAuthenticate) the credential and account are read
+// at most once per the cache's TTL; a revocation or a disabling made on another instance then
+// takes up to that TTL to reach this one.
 type Authenticate struct {
 	verifier ports.TokenVerifier
 	repo     ports.AccountRepository
+	cache    *AuthCache // nil: every request reads the store (auth_cache.go)
 }
 
 // NewAuthenticate builds the use case; every port is required.
@@ -211,28 +214,9 @@ func (uc *Authenticate) Execute(ctx context.Context, rawToken string) (domain.Pr
 	if err != nil {
 		return domain.Principal{}, err
 	}
-	cred, err := uc.repo.GetCredential(ctx, claims.ClientID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return domain.Principal{}, fmt.Errorf("%w: credential unknown", ports.ErrInvalidToken)
-	}
+	s, err := uc.cache.standingOf(ctx, uc.repo, claims.ClientID)
 	if err != nil {
-		return domain.Principal{}, fmt.Errorf("looking up credential: %w", err)
+		return domain.Principal{}, err
 	}
-	if cred.Revoked() {
-		return domain.Principal{}, fmt.Errorf("%w: credential revoked", ports.ErrInvalidToken)
-	}
-	if claims.AccountID != "" && claims.AccountID != cred.AccountID {
-		return domain.Principal{}, fmt.Errorf("%w: credential of another account", ports.ErrInvalidToken)
-	}
-	account, err := uc.repo.GetAccount(ctx, cred.AccountID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return domain.Principal{}, fmt.Errorf("%w: account unknown", ports.ErrInvalidToken)
-	}
-	if err != nil {
-		return domain.Principal{}, fmt.Errorf("looking up account: %w", err)
-	}
-	if !account.Active() {
-		return domain.Principal{}, domain.ErrAccountDisabled
-	}
-	return domain.Principal{AccountID: account.ID(), ClientID: cred.ClientID, Scopes: grantedScopes(claims.Scopes, account)}, nil
+	return s.principal(claims)
 }

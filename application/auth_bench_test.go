@@ -21,8 +21,8 @@ import (
 )
 
 // BenchmarkAuthenticate measures what every business request pays to authenticate (verify the
-// token, then check its credential and account in the store) beside the bare RSA verification
-// of the same token, so that the overhead can be read as a ratio:
+// token, then check its credential and account in the store, or in the AuthCache) beside the
+// bare RSA verification of the same token, so that the overhead can be read as a ratio:
 //
 //	go test -run '^$' -bench BenchmarkAuthenticate ./application/
 func BenchmarkAuthenticate(b *testing.B) {
@@ -75,6 +75,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			b.Fatal(err)
 		}
 		authenticate := application.NewAuthenticate(verifier, repo)
+		withStanding := application.NewCachedAuthenticate(verifier, repo, application.NewAuthCache(time.Hour, clock, 0))
 		b.Run("jwtauth.Verify "+cache.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -87,6 +88,18 @@ func BenchmarkAuthenticate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				p, err := authenticate.Execute(ctx, token)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !p.HasScope(domain.ScopeTransactionWrite) {
+					b.Fatal("scope lost")
+				}
+			}
+		})
+		b.Run("Authenticate "+cache.name+", AuthCache", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := withStanding.Execute(ctx, token)
 				if err != nil {
 					b.Fatal(err)
 				}

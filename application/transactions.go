@@ -33,7 +33,8 @@ type CreatedTransaction struct {
 // the BR Code, the renderer draws its QR code, and the transaction is stored in
 // PIX_QRCODE_GENERATED with the event that notifies the merchant, in one write. When the
 // emitter fails, the transaction is stored FAILED with the error's text and the request fails
-// with an *EmissionError.
+// with an *EmissionError; when the renderer refuses the work (ports.ErrOverloaded: too many
+// creations wait for a drawing already), nothing is stored and that error is answered.
 //
 // The same idempotency key with the same request answers the stored transaction (Replayed);
 // with another request, ErrIdempotencyKeyReused. Concurrent requests with one key race on
@@ -73,6 +74,11 @@ func (uc *CreateTransaction) create(ctx context.Context, p domain.Principal, ord
 		return nil, err
 	}
 	pix, emitErr := uc.emit(ctx, t)
+	if errors.Is(emitErr, ports.ErrOverloaded) {
+		// Refused before any work, as if the request had not come: nothing is stored, and a
+		// retry with the same idempotency key creates the transaction.
+		return nil, emitErr
+	}
 	if emitErr != nil {
 		if err := t.FailEmission(emitErr.Error(), uc.clock.Now()); err != nil {
 			return nil, err

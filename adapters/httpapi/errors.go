@@ -40,6 +40,8 @@ var errorTable = []struct {
 	{application.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "the idempotency key was used with a different request"},
 	{ports.ErrInvalidToken, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"},
 	{ports.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the service is temporarily unavailable; retry later"},
+	// Too many creations wait for their QR code already; nothing was stored.
+	{ports.ErrOverloaded, http.StatusServiceUnavailable, "unavailable", "too many charges are being created at once; nothing was stored, retry in a moment"},
 	// A change that kept losing to concurrent ones: nothing was stored, a retry will do.
 	{ports.ErrVersionConflict, http.StatusServiceUnavailable, "unavailable", "the resource is busy; retry later"},
 }

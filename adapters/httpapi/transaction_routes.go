@@ -79,6 +79,9 @@ func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
 }
 
 func toLowerASCII(s string) string {
+	if !strings.ContainsFunc(s, func(c rune) bool { return c >= 'A' && c <= 'Z' }) {
+		return s // ids come lowercase: no copy
+	}
 	b := []byte(s)
 	for i, c := range b {
 		if c >= 'A' && c <= 'Z' {

@@ -71,10 +71,21 @@ func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transactio
 }
 
 // Get returns the account's transaction id.
+//
+// It reads by _id alone and checks the account here: a filter of _id alone is the one lookup
+// every server answers from its primary key (FerretDB v1 pushes no other filter down to its
+// backend: _id and accountId together make it read the whole collection).
 func (r *TransactionRepository) Get(ctx context.Context, accountID, id string) (*domain.Transaction, error) {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	return r.findOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}})
+	t, err := r.findOne(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return nil, err
+	}
+	if t.AccountID() != accountID {
+		return nil, fmt.Errorf("mongo get transaction: %w", domain.ErrNotFound)
+	}
+	return t, nil
 }
 
 // GetByIdempotencyKey returns the account's transaction created with key.

@@ -103,11 +103,13 @@ type app struct {
 	// server's own address (serve sets the one it listens on).
 	publicURL string
 	hasher    *system.ClientSecrets
+	// authCache remembers what authentication read (nil when PIXGATE_AUTH_CACHE_TTL is 0).
+	authCache *application.AuthCache
 	issuer    *jwtauth.Issuer
 	verifier  ports.TokenVerifier
 	jwks      []byte // the JWKS document of verifier's keys
 	emitter   *pix.Emitter
-	renderer  *qr.Renderer
+	renderer  ports.QRRenderer
 	// sandbox is the simulated world of PIXGATE_SANDBOX=true; nil, and never built, without it.
 	sandbox *sandboxWorld
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
@@ -143,9 +145,15 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		a.publicURL = ownBaseURL(cfg.Addr)
 	}
 	var err error
-	if a.stores, err = openStores(ctx, cfg); err != nil {
-		return nil, err
+	if a.stores.accounts == nil { // an option may hand in stores (instances sharing one store)
+		if a.stores, err = openStores(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
+	// Every change of an account or credential made by this instance reaches its own
+	// authentication cache at once; other instances' changes within the TTL.
+	a.authCache = application.NewAuthCache(cfg.AuthCacheTTL, a.clock, 0)
+	a.stores.accounts = a.authCache.Invalidating(a.stores.accounts)
 	if a.hasher, err = secretHasher(cfg, log); err != nil {
 		return nil, err
 	}
@@ -166,7 +174,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		LocationPrefix: pixLocationPrefix(cfg.PublicURL)}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
-	a.renderer = qr.NewRenderer(cfg.QRConcurrency)
+	// Drawings take the CPU that nothing else wants (serve gives the Go scheduler a processor
+	// per drawing on top of the machine's), and a creation that would wait too long is refused.
+	if a.renderer == nil { // an option may hand in another (tests)
+		a.renderer = qr.New(qr.Options{Workers: cfg.QRConcurrency, Queue: cfg.QRQueue, Background: true})
+	}
 
 	// Metrics wrap the ports, so every use case built below is measured.
 	a.metrics = metrics.New()
@@ -190,7 +202,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		job{name: recoverJobName, interval: 10 * time.Second, run: st.ledger.Recover})
 
 	deps := httpapi.Deps{
-		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
+		Authenticator:     application.NewCachedAuthenticate(a.verifier, st.accounts, a.authCache),
 		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),

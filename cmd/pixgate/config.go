@@ -37,6 +37,7 @@ type Config struct {
 	JWTIssuer       string
 	JWTAudience     string
 	TokenTTL        time.Duration
+	AuthCacheTTL    time.Duration // 0: every request reads its credential and account
 	UpstreamToken   string
 	UpstreamJWKS    string
 	UpstreamTimeout time.Duration
@@ -47,6 +48,7 @@ type Config struct {
 	MerchantName    string
 	MerchantCity    string
 	QRConcurrency   int
+	QRQueue         int // creations that may wait for a drawing; 0: the renderer's default
 	FeeFixedCents   int64
 	FeeBasisPoints  int64
 	WithdrawalFee   int64
@@ -157,6 +159,14 @@ func settings() []setting {
 			c.TokenTTL = time.Duration(n) * time.Second
 			return err
 		}},
+		{"PIXGATE_AUTH_CACHE_TTL", "2s", "How long an instance trusts what it read about a credential and its account (revoked? disabled? scopes?) before reading them again; a revocation or disabling made on another instance takes up to this long to reach it (at once on the instance that made it). 0 reads them on every request.", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > time.Minute {
+				return fmt.Errorf("must be a duration from 0 to 1m, such as 2s")
+			}
+			c.AuthCacheTTL = d
+			return nil
+		}},
 		{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL", "", "OpenID Connect token endpoint to delegate client credentials to.", func(c *Config, v string) error {
 			c.UpstreamToken = v
 			return urlOrEmpty(v)
@@ -177,12 +187,17 @@ func settings() []setting {
 		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments: a valid e-mail, +55 phone, CPF, CNPJ or EVP key.", nonEmpty(func(c *Config) *string { return &c.PixKey })},
 		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
 		{"PIXGATE_PIX_MERCHANT_CITY", "SAO PAULO", "Merchant city in the BR Code (cut at 15 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantCity })},
-		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once; 0 means the number of CPUs (1 keeps a core free for lookups on 2 cores, at half the creation rate).", func(c *Config, v string) error {
+		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once, each on a thread of the lowest priority so that other requests always find a core; 0 means the number of CPUs.", func(c *Config, v string) error {
 			n, err := intIn(v, 0, 1024)
 			c.QRConcurrency = int(n)
 			if n == 0 {
 				c.QRConcurrency = runtime.GOMAXPROCS(0)
 			}
+			return err
+		}},
+		{"PIXGATE_QR_QUEUE", "0", "Creations that may wait for a QR drawing beyond those being drawn; when full, POST /transaction answers 503 unavailable with Retry-After and stores nothing. 0 means 32 per drawing at once (about 50 ms of waiting at most).", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 1_000_000)
+			c.QRQueue = int(n)
 			return err
 		}},
 		{"PIXGATE_FEE_FIXED_CENTS", "0", "Fixed fee on each paid transaction, in cents.", int64Setting(0, 100_000, func(c *Config) *int64 { return &c.FeeFixedCents })},

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -49,6 +50,14 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		if len(args) > 0 {
 			return fmt.Errorf("serve takes no arguments (configuration comes from PIXGATE_* variables: pixgate help settings)")
 		}
+		// The QR drawings run on threads of their own at the lowest priority (app.go): for
+		// requests to find a processor of the Go scheduler while every drawing is under way,
+		// there must be one per drawing on top of those the cores justify. The cores still go
+		// to requests first: the kernel runs a drawing when nothing else wants the CPU. Here,
+		// once per process, rather than in serve, which tests run many times in one process.
+		// (Setting it stops the runtime from following later changes of a container's CPU
+		// limit: a restart picks them up.)
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + cfg.QRConcurrency)
 		return serve(ctx, cfg, stdout, stderr, nil)
 	case "clients":
 		return clients(ctx, cfg, args, stdout, stderr)

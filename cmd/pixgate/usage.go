@@ -15,6 +15,7 @@ usage:
                                                     prints its client id and secret once
   pixgate clients list                              list accounts
   pixgate clients disable ACCOUNT_ID                disable an account: its tokens stop working
+                                                    (on running servers within PIXGATE_AUTH_CACHE_TTL)
   pixgate ledger verify [--account ID]              audit the ledger (every ledger, or one account's);
                                                     prints each disagreement and fails on any
   pixgate help [settings]                           this text, or every setting with its default

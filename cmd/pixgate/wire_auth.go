@@ -29,7 +29,7 @@ func (a *app) wireAuth(deps *httpapi.Deps) error {
 			return fmt.Errorf("PIXGATE_AUTH_UPSTREAM_JWKS_URL: %w", err)
 		}
 		granter = application.NewIssueUpstreamToken(st.accounts, exchanger)
-		deps.Authenticator = application.NewAuthenticate(verifier, st.accounts)
+		deps.Authenticator = application.NewCachedAuthenticate(verifier, st.accounts, a.authCache)
 	}
 	deps.Auth = httpapi.AuthDeps{
 		Token:               granter,

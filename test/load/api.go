@@ -69,7 +69,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	txs, wds, ledger := m.Transactions(store.Transactions()), m.Withdrawals(store.Withdrawals()), m.Ledger(store.Ledger())
 	create := application.NewCreateTransaction(txs, emitter, m.QRRenderer(renderer), ids, system.Capabilities{}, clock)
 	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, httpapi.Deps{
-		Authenticator:     application.NewAuthenticate(verifier, accounts),
+		Authenticator:     application.NewCachedAuthenticate(verifier, accounts, application.NewAuthCache(2*time.Second, clock, 0)),
 		CreateTransaction: create,
 		GetTransaction:    application.NewGetTransaction(txs),
 		ListTransactions:  application.NewListTransactions(txs),
