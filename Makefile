@@ -57,7 +57,7 @@ fuzz:
 ## bench: micro-benchmarks of the hot paths (docs/PERFORMANCE.md lists them)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	cd test && $(GO) test -run '^$$' -bench . -benchmem ./load
+	cd test && $(GO) test -run '^$$' -bench . -benchmem ./load ./qrbench
 
 ## load: load run against a real `pixgate serve` on loopback (about 2 min); rewrites docs/PERFORMANCE.md's measured section
 load:

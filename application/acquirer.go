@@ -166,13 +166,13 @@ func NewApplyPixNotifications(repo ports.TransactionRepository, ledger ports.Led
 		fee: fee, receiver: receiver, late: late}
 }
 
-// skipped is how an update's closure reports an outcome that changes nothing.
-type skipped struct {
-	outcome NotificationOutcome
-	detail  string
-}
+// errUnchanged tells the repository to store nothing: the entry's decision was an outcome
+// that leaves the transaction as it is.
+var errUnchanged = errors.New("unchanged")
 
-func (s *skipped) Error() string { return string(s.outcome) + ": " + s.detail }
+// decision is how an entry of the callback judges the stored transaction: OutcomeApplied after
+// it applied its transition to t, or the outcome (and detail) that leaves t as it is.
+type decision func(t *domain.Transaction) (outcome NotificationOutcome, detail string, err error)
 
 // Execute applies every entry in order and returns one result each. An error (the store
 // failing) stops it; entries applied before stay applied.
@@ -225,7 +225,7 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 	case claim.Late:
 		res.Outcome, res.Detail, err = uc.latePayment(ctx, claim, t)
 	default:
-		res.Outcome, res.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) error { return uc.pay(t, n) })
+		res.Outcome, res.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) (NotificationOutcome, string, error) { return uc.pay(t, n) })
 		if err == nil && res.Outcome == OutcomeLatePaymentRefunded {
 			claim.Late = true
 			res.Outcome, res.Detail, err = uc.latePayment(ctx, claim, t)
@@ -244,7 +244,7 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 		case claim.Late:
 			rr.Outcome, rr.Detail, err = uc.lateReturn(ctx, claim, r)
 		default:
-			rr.Outcome, rr.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) error { return uc.refund(t, r) })
+			rr.Outcome, rr.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) (NotificationOutcome, string, error) { return uc.refund(t, r) })
 		}
 		if err != nil {
 			return res, err
@@ -257,24 +257,39 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 
 func (uc *ApplyPixNotifications) find(ctx context.Context, txid string) (*domain.Transaction, error) {
 	id, err := uc.txids.TransactionID(txid)
+	if errors.Is(err, domain.ErrNotFound) && domain.ValidCobTxID(txid) {
+		// Not a static code's txid, which encodes the transaction id: a dynamic charge's,
+		// which is random, and which the store's index leads to.
+		return uc.repo.FindByCobTxID(ctx, txid)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return uc.repo.Find(ctx, id)
 }
 
-// update applies fn to the stored transaction and tells the outcome and the status after it.
-func (uc *ApplyPixNotifications) update(ctx context.Context, t *domain.Transaction, fn func(*domain.Transaction) error) (NotificationOutcome, string, domain.TransactionStatus, error) {
+// update lets decide judge the stored transaction, stores it when decide applied a
+// transition, and tells the outcome and the status after it.
+func (uc *ApplyPixNotifications) update(ctx context.Context, t *domain.Transaction, decide decision) (NotificationOutcome, string, domain.TransactionStatus, error) {
 	var status domain.TransactionStatus
+	var outcome NotificationOutcome
+	var detail string
 	stored, err := uc.repo.Update(ctx, t.AccountID(), t.ID(), func(t *domain.Transaction) error {
 		status = t.Status()
-		return fn(t)
+		var err error
+		if outcome, detail, err = decide(t); err != nil {
+			return err
+		}
+		if outcome != OutcomeApplied {
+			return errUnchanged
+		}
+		return nil
 	})
 	if err == nil {
 		return OutcomeApplied, "", stored.Status(), nil
 	}
-	if s, ok := errors.AsType[*skipped](err); ok {
-		return s.outcome, s.detail, status, nil
+	if errors.Is(err, errUnchanged) {
+		return outcome, detail, status, nil
 	}
 	if errors.Is(err, domain.ErrInvalidTransition) {
 		return OutcomeInvalidTransition, err.Error(), status, nil
@@ -286,22 +301,22 @@ func (uc *ApplyPixNotifications) update(ctx context.Context, t *domain.Transacti
 	return "", "", "", err
 }
 
-func (uc *ApplyPixNotifications) pay(t *domain.Transaction, n PixNotification) error {
-	if t.EndToEnd() == n.EndToEndID {
-		return &skipped{outcome: OutcomeAlreadyApplied}
-	}
-	if t.Status() != domain.TxPixQRCodeGenerated {
-		return &skipped{OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status())}
-	}
-	if n.Amount != t.Amount() {
-		return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the charge's amount %s", n.Amount.Reais(), t.Amount().Reais())}
+// pay decides what a payment does to its charge: pays it when it awaits exactly this amount.
+func (uc *ApplyPixNotifications) pay(t *domain.Transaction, n PixNotification) (NotificationOutcome, string, error) {
+	switch {
+	case t.EndToEnd() == n.EndToEndID:
+		return OutcomeAlreadyApplied, "", nil
+	case t.Status() != domain.TxPixQRCodeGenerated:
+		return OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status()), nil
+	case n.Amount != t.Amount():
+		return OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the charge's amount %s", n.Amount.Reais(), t.Amount().Reais()), nil
 	}
 	var receiver *domain.AccountHolder
 	if uc.receiver != nil {
 		r := *uc.receiver
 		receiver = &r
 	}
-	return t.Pay(domain.Payment{
+	return OutcomeApplied, "", t.Pay(domain.Payment{
 		AmountPaid: n.Amount, PaidAt: n.PaidAt, EndToEnd: n.EndToEndID, Receiver: receiver,
 		Fee: uc.fee.For(n.Amount),
 	}, uc.clock.Now())
@@ -384,7 +399,9 @@ func refundFailure(reason string) string {
 	return "the acquirer could not refund the payment: " + reason
 }
 
-func (uc *ApplyPixNotifications) refund(t *domain.Transaction, r PixRefund) error {
+// refund decides what a devolution does to the refund it names: settles it when it is in
+// progress and the amounts agree.
+func (uc *ApplyPixNotifications) refund(t *domain.Transaction, r PixRefund) (NotificationOutcome, string, error) {
 	now := uc.clock.Now()
 	var found *domain.Refund
 	for _, rf := range t.Refunds() {
@@ -395,33 +412,32 @@ func (uc *ApplyPixNotifications) refund(t *domain.Transaction, r PixRefund) erro
 	if found == nil {
 		return uc.medRefund(t, r, now)
 	}
-	if r.Amount != found.Amount {
-		return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the refund's amount %s", r.Amount.Reais(), found.Amount.Reais())}
-	}
 	switch {
+	case r.Amount != found.Amount:
+		return OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the refund's amount %s", r.Amount.Reais(), found.Amount.Reais()), nil
 	case r.Status == PixRefundReturned && found.Status == domain.RefundRefunded,
 		r.Status == PixRefundNotDone && found.Status == domain.RefundFailed:
-		return &skipped{outcome: OutcomeAlreadyApplied}
+		return OutcomeAlreadyApplied, "", nil
 	case found.Status != domain.RefundProcessing:
-		return &skipped{OutcomeInvalidTransition, fmt.Sprintf("the refund is %s already", found.Status)}
+		return OutcomeInvalidTransition, fmt.Sprintf("the refund is %s already", found.Status), nil
 	case r.Status == PixRefundReturned:
-		return t.ConfirmRefund(found.ID, r.ReturnID, now)
+		return OutcomeApplied, "", t.ConfirmRefund(found.ID, r.ReturnID, now)
 	case r.Status == PixRefundNotDone:
-		return t.FailRefund(found.ID, refundFailure(r.Reason), now)
+		return OutcomeApplied, "", t.FailRefund(found.ID, refundFailure(r.Reason), now)
 	}
-	return fmt.Errorf("refund %s: unknown status %q", r.ID, r.Status)
+	return "", "", fmt.Errorf("refund %s: unknown status %q", r.ID, r.Status)
 }
 
 // medRefund applies a devolution pixgate did not ask for: the MED refund of an accepted
 // dispute, which the payer's bank starts.
-func (uc *ApplyPixNotifications) medRefund(t *domain.Transaction, r PixRefund, now time.Time) error {
+func (uc *ApplyPixNotifications) medRefund(t *domain.Transaction, r PixRefund, now time.Time) (NotificationOutcome, string, error) {
 	switch {
 	case t.Status() == domain.TxInfraction && t.EndToEndRefund() == r.ReturnID:
-		return &skipped{outcome: OutcomeAlreadyApplied}
+		return OutcomeAlreadyApplied, "", nil
 	case t.Status() != domain.TxProcessingInfraction || r.Status != PixRefundReturned:
-		return &skipped{OutcomeUnknownRefund, "no refund of this payment has this id"}
+		return OutcomeUnknownRefund, "no refund of this payment has this id", nil
 	case r.Amount != t.Disputed():
-		return &skipped{OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the disputed amount %s", r.Amount.Reais(), t.Disputed().Reais())}
+		return OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the disputed amount %s", r.Amount.Reais(), t.Disputed().Reais()), nil
 	}
-	return t.CompleteInfraction(r.ReturnID, now)
+	return OutcomeApplied, "", t.CompleteInfraction(r.ReturnID, now)
 }

@@ -2,10 +2,6 @@ package application
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,46 +10,6 @@ import (
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
-
-// MinServerKeyBytes is the shortest key SecretHasher accepts.
-const MinServerKeyBytes = 32
-
-// SecretHasher turns client secrets into what the store keeps: HMAC-SHA256 under the server's
-// key. A keyed hash rather than a password hash because the secrets are 32 random bytes (no
-// dictionary to guard against) and the token endpoint must stay cheap; the key keeps a leaked
-// store from being checked offline. The key must be the same for every instance and survive
-// restarts, or every stored credential stops matching. Safe for concurrent use.
-type SecretHasher struct {
-	key []byte
-}
-
-// NewSecretHasher returns a hasher keyed with key (at least MinServerKeyBytes).
-func NewSecretHasher(key []byte) (*SecretHasher, error) {
-	if len(key) < MinServerKeyBytes {
-		return nil, fmt.Errorf("secret hashing key must have at least %d bytes, got %d", MinServerKeyBytes, len(key))
-	}
-	return &SecretHasher{key: slices.Clone(key)}, nil
-}
-
-// Hash is the keyed hash of secret.
-func (h *SecretHasher) Hash(secret string) []byte {
-	m := hmac.New(sha256.New, h.key)
-	m.Write([]byte(secret))
-	return m.Sum(nil)
-}
-
-// Matches tells, in time independent of where they differ, whether secret hashes to hash.
-func (h *SecretHasher) Matches(secret string, hash []byte) bool {
-	return hmac.Equal(h.Hash(secret), hash)
-}
-
-// newClientSecret makes a client secret: 32 random bytes, base64url without padding (43
-// characters, safe in forms, Basic headers and shells).
-func newClientSecret() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
 
 // TokenGrant is what the token endpoint answers.
 type TokenGrant struct {
@@ -79,21 +35,18 @@ type TokenGrant struct {
 type IssueToken struct {
 	repo      ports.AccountRepository
 	issuer    ports.TokenIssuer
-	hasher    *SecretHasher
+	hasher    ports.Secrets
 	ttl       time.Duration
 	dummyHash []byte
 }
 
 // NewIssueToken builds the use case; every port is required and ttl must be at least a second.
-func NewIssueToken(repo ports.AccountRepository, issuer ports.TokenIssuer, hasher *SecretHasher, ttl time.Duration) *IssueToken {
-	requirePorts("NewIssueToken", repo, issuer)
-	if hasher == nil {
-		panic("application.NewIssueToken: hasher is nil")
-	}
+func NewIssueToken(repo ports.AccountRepository, issuer ports.TokenIssuer, hasher ports.Secrets, ttl time.Duration) *IssueToken {
+	requirePorts("NewIssueToken", repo, issuer, hasher)
 	if ttl < time.Second {
 		panic(fmt.Sprintf("application.NewIssueToken: token lifetime %s is under a second", ttl))
 	}
-	return &IssueToken{repo: repo, issuer: issuer, hasher: hasher, ttl: ttl, dummyHash: hasher.Hash(newClientSecret())}
+	return &IssueToken{repo: repo, issuer: issuer, hasher: hasher, ttl: ttl, dummyHash: hasher.Hash(hasher.NewSecret())}
 }
 
 // Execute issues a token for the credential clientID, with the requested scopes (none: every
@@ -240,10 +193,13 @@ func grantedScopes(token []domain.Scope, account *domain.Account) []domain.Scope
 // token's account and not be revoked (otherwise ports.ErrInvalidToken too: a revoked
 // credential's tokens stop working at once), and the account must be active (otherwise
 // domain.ErrAccountDisabled, a 403). The principal's scopes are the token's that the account
-// still holds.
+// still holds. With an AuthCache (NewCachedAuthenticate) the credential and account are read
+// at most once per the cache's TTL; a revocation or a disabling made on another instance then
+// takes up to that TTL to reach this one.
 type Authenticate struct {
 	verifier ports.TokenVerifier
 	repo     ports.AccountRepository
+	cache    *AuthCache // nil: every request reads the store (auth_cache.go)
 }
 
 // NewAuthenticate builds the use case; every port is required.
@@ -258,28 +214,9 @@ func (uc *Authenticate) Execute(ctx context.Context, rawToken string) (domain.Pr
 	if err != nil {
 		return domain.Principal{}, err
 	}
-	cred, err := uc.repo.GetCredential(ctx, claims.ClientID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return domain.Principal{}, fmt.Errorf("%w: credential unknown", ports.ErrInvalidToken)
-	}
+	s, err := uc.cache.standingOf(ctx, uc.repo, claims.ClientID)
 	if err != nil {
-		return domain.Principal{}, fmt.Errorf("looking up credential: %w", err)
+		return domain.Principal{}, err
 	}
-	if cred.Revoked() {
-		return domain.Principal{}, fmt.Errorf("%w: credential revoked", ports.ErrInvalidToken)
-	}
-	if claims.AccountID != "" && claims.AccountID != cred.AccountID {
-		return domain.Principal{}, fmt.Errorf("%w: credential of another account", ports.ErrInvalidToken)
-	}
-	account, err := uc.repo.GetAccount(ctx, cred.AccountID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return domain.Principal{}, fmt.Errorf("%w: account unknown", ports.ErrInvalidToken)
-	}
-	if err != nil {
-		return domain.Principal{}, fmt.Errorf("looking up account: %w", err)
-	}
-	if !account.Active() {
-		return domain.Principal{}, domain.ErrAccountDisabled
-	}
-	return domain.Principal{AccountID: account.ID(), ClientID: cred.ClientID, Scopes: grantedScopes(claims.Scopes, account)}, nil
+	return s.principal(claims)
 }

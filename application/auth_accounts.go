@@ -2,8 +2,6 @@ package application
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"time"
@@ -14,14 +12,6 @@ import (
 
 // WebhookOverlap is how long a rotated webhook secret keeps signing beside the new one.
 const WebhookOverlap = 24 * time.Hour
-
-// newWebhookSigningSecret makes a webhook signing secret: "whsec_" and the standard base64 of
-// 32 random bytes, the Standard Webhooks format.
-func newWebhookSigningSecret() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
-	return "whsec_" + base64.StdEncoding.EncodeToString(b[:])
-}
 
 // NewCredential is a credential just made: the only time its secret is seen in clear.
 type NewCredential struct {
@@ -42,14 +32,11 @@ type credentialMaker struct {
 	repo   ports.AccountRepository
 	ids    ports.IDGenerator
 	clock  ports.Clock
-	hasher *SecretHasher
+	hasher ports.Secrets
 }
 
-func newCredentialMaker(name string, repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher *SecretHasher) credentialMaker {
-	requirePorts(name, repo, ids, clock)
-	if hasher == nil {
-		panic(fmt.Sprintf("application.%s: hasher is nil", name))
-	}
+func newCredentialMaker(name string, repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher ports.Secrets) credentialMaker {
+	requirePorts(name, repo, ids, clock, hasher)
 	return credentialMaker{repo: repo, ids: ids, clock: clock, hasher: hasher}
 }
 
@@ -68,7 +55,7 @@ func (m credentialMaker) newAccount(ctx context.Context, name string, scopes []d
 	if len(scopes) == 0 {
 		scopes = domain.AllScopes()
 	}
-	account, err := domain.NewAccount(m.ids.NewID(), name, scopes, newWebhookSigningSecret(), m.clock.Now())
+	account, err := domain.NewAccount(m.ids.NewID(), name, scopes, m.hasher.NewWebhookSecret(), m.clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -85,13 +72,13 @@ func (m credentialMaker) newAccount(ctx context.Context, name string, scopes []d
 type CreateCredential struct{ maker credentialMaker }
 
 // NewCreateCredential builds the use case; every port is required.
-func NewCreateCredential(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher *SecretHasher) *CreateCredential {
+func NewCreateCredential(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher ports.Secrets) *CreateCredential {
 	return &CreateCredential{maker: newCredentialMaker("NewCreateCredential", repo, ids, clock, hasher)}
 }
 
 // Execute creates the credential for p's account.
 func (uc *CreateCredential) Execute(ctx context.Context, p domain.Principal) (NewCredential, error) {
-	return uc.maker.create(ctx, p.AccountID, uc.maker.ids.NewID(), newClientSecret())
+	return uc.maker.create(ctx, p.AccountID, uc.maker.ids.NewID(), uc.maker.hasher.NewSecret())
 }
 
 // ListCredentials lists the caller's account's credentials, newest first, revoked ones
@@ -150,7 +137,7 @@ type CreatedAccount struct {
 type CreateAccount struct{ maker credentialMaker }
 
 // NewCreateAccount builds the use case; every port is required.
-func NewCreateAccount(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher *SecretHasher) *CreateAccount {
+func NewCreateAccount(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher ports.Secrets) *CreateAccount {
 	return &CreateAccount{maker: newCredentialMaker("NewCreateAccount", repo, ids, clock, hasher)}
 }
 
@@ -160,7 +147,7 @@ func (uc *CreateAccount) Execute(ctx context.Context, name string, scopes []doma
 	if err != nil {
 		return CreatedAccount{}, err
 	}
-	cred, err := uc.maker.create(ctx, account.ID(), uc.maker.ids.NewID(), newClientSecret())
+	cred, err := uc.maker.create(ctx, account.ID(), uc.maker.ids.NewID(), uc.maker.hasher.NewSecret())
 	if err != nil {
 		return CreatedAccount{}, err
 	}
@@ -253,19 +240,20 @@ func (uc *GetWebhookSecret) Execute(ctx context.Context, p domain.Principal) (do
 // can switch its verifier without losing a notification. A rotation during an overlap drops
 // the oldest secret.
 type RotateWebhookSecret struct {
-	repo  ports.AccountRepository
-	clock ports.Clock
+	repo    ports.AccountRepository
+	clock   ports.Clock
+	secrets ports.Secrets
 }
 
 // NewRotateWebhookSecret builds the use case; every port is required.
-func NewRotateWebhookSecret(repo ports.AccountRepository, clock ports.Clock) *RotateWebhookSecret {
-	requirePorts("NewRotateWebhookSecret", repo, clock)
-	return &RotateWebhookSecret{repo: repo, clock: clock}
+func NewRotateWebhookSecret(repo ports.AccountRepository, clock ports.Clock, secrets ports.Secrets) *RotateWebhookSecret {
+	requirePorts("NewRotateWebhookSecret", repo, clock, secrets)
+	return &RotateWebhookSecret{repo: repo, clock: clock, secrets: secrets}
 }
 
 // Execute rotates p's account's secret and returns the secrets as stored.
 func (uc *RotateWebhookSecret) Execute(ctx context.Context, p domain.Principal) (domain.WebhookSecrets, error) {
-	next := newWebhookSigningSecret()
+	next := uc.secrets.NewWebhookSecret()
 	var rotated domain.WebhookSecrets
 	err := uc.repo.UpdateAccount(ctx, p.AccountID, func(a *domain.Account) error {
 		a.RotateWebhookSecret(next, uc.clock.Now(), WebhookOverlap)

@@ -15,18 +15,19 @@ import (
 
 	"github.com/pixgate/pixgate/adapters/jwtauth"
 	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
 
 // BenchmarkAuthenticate measures what every business request pays to authenticate (verify the
-// token, then check its credential and account in the store) beside the bare RSA verification
-// of the same token, so that the overhead can be read as a ratio:
+// token, then check its credential and account in the store, or in the AuthCache) beside the
+// bare RSA verification of the same token, so that the overhead can be read as a ratio:
 //
 //	go test -run '^$' -bench BenchmarkAuthenticate ./application/
 func BenchmarkAuthenticate(b *testing.B) {
 	ctx := context.Background()
-	clock := &authClock{now: time.Now()}
+	clock := &fakeClock{now: time.Now()}
 	key, err := jwtauth.GenerateKey()
 	if err != nil {
 		b.Fatal(err)
@@ -37,11 +38,11 @@ func BenchmarkAuthenticate(b *testing.B) {
 		b.Fatal(err)
 	}
 	repo := memory.NewAccounts()
-	hasher, err := application.NewSecretHasher([]byte("bench-key-bench-key-bench-key-32"))
+	hasher, err := system.NewClientSecrets([]byte("bench-key-bench-key-bench-key-32"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	created, err := application.NewCreateAccount(repo, &authIDs{}, clock, hasher).Execute(ctx, "Bench", nil)
+	created, err := application.NewCreateAccount(repo, &fakeIDs{}, clock, hasher).Execute(ctx, "Bench", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,6 +75,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			b.Fatal(err)
 		}
 		authenticate := application.NewAuthenticate(verifier, repo)
+		withStanding := application.NewCachedAuthenticate(verifier, repo, application.NewAuthCache(time.Hour, clock, 0))
 		b.Run("jwtauth.Verify "+cache.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -86,6 +88,18 @@ func BenchmarkAuthenticate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				p, err := authenticate.Execute(ctx, token)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !p.HasScope(domain.ScopeTransactionWrite) {
+					b.Fatal("scope lost")
+				}
+			}
+		})
+		b.Run("Authenticate "+cache.name+", AuthCache", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := withStanding.Execute(ctx, token)
 				if err != nil {
 					b.Fatal(err)
 				}

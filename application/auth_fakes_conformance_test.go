@@ -9,5 +9,5 @@ import (
 
 // The fake repository must behave like the real adapters, or the use case tests prove nothing.
 func TestAuthRepoFakeConformsToThePort(t *testing.T) {
-	storetest.TestAccounts(t, func(*testing.T) ports.AccountRepository { return newAuthRepo() })
+	storetest.TestAccounts(t, func(*testing.T) ports.AccountRepository { return newFakeAccounts() })
 }

@@ -140,7 +140,7 @@ type SeedResult struct {
 type SeedAccounts struct{ maker credentialMaker }
 
 // NewSeedAccounts builds the use case; every port is required.
-func NewSeedAccounts(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher *SecretHasher) *SeedAccounts {
+func NewSeedAccounts(repo ports.AccountRepository, ids ports.IDGenerator, clock ports.Clock, hasher ports.Secrets) *SeedAccounts {
 	return &SeedAccounts{maker: newCredentialMaker("NewSeedAccounts", repo, ids, clock, hasher)}
 }
 

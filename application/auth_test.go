@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
@@ -21,12 +22,12 @@ var authStart = time.Date(2031, 8, 9, 10, 11, 12, 0, time.UTC)
 
 // authWorld wires the authentication use cases to fakes.
 type authWorld struct {
-	clock    *authClock
-	ids      *authIDs
-	repo     *authRepo
+	clock    *fakeClock
+	ids      *fakeIDs
+	repo     *fakeAccounts
 	issuer   *authIssuer
 	verifier *authVerifier
-	hasher   *application.SecretHasher
+	hasher   *system.ClientSecrets
 
 	issue         *application.IssueToken
 	authenticate  *application.Authenticate
@@ -38,9 +39,9 @@ type authWorld struct {
 
 func newAuthWorld(t testing.TB) *authWorld {
 	t.Helper()
-	w := &authWorld{clock: &authClock{now: authStart}, ids: &authIDs{}, repo: newAuthRepo(), verifier: &authVerifier{tokens: map[string]ports.TokenClaims{}}}
+	w := &authWorld{clock: &fakeClock{now: authStart}, ids: &fakeIDs{}, repo: newFakeAccounts(), verifier: &authVerifier{tokens: map[string]ports.TokenClaims{}}}
 	w.issuer = &authIssuer{clock: w.clock}
-	h, err := application.NewSecretHasher([]byte("0123456789abcdef0123456789abcdef"))
+	h, err := system.NewClientSecrets([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,26 +69,6 @@ func (w *authWorld) tokenFor(accountID, clientID string, scopes ...domain.Scope)
 	raw := fmt.Sprintf("raw-%d", len(w.verifier.tokens))
 	w.verifier.tokens[raw] = ports.TokenClaims{AccountID: accountID, ClientID: clientID, Scopes: scopes, ExpiresAt: authStart.Add(time.Hour)}
 	return raw
-}
-
-func TestSecretHasher(t *testing.T) {
-	if _, err := application.NewSecretHasher(make([]byte, 31)); err == nil {
-		t.Error("a 31-byte key was accepted")
-	}
-	a, _ := application.NewSecretHasher(bytes.Repeat([]byte("a"), 32))
-	b, _ := application.NewSecretHasher(bytes.Repeat([]byte("b"), 32))
-	if !bytes.Equal(a.Hash("s3cret"), a.Hash("s3cret")) {
-		t.Error("hashing is not deterministic")
-	}
-	if bytes.Equal(a.Hash("s3cret"), b.Hash("s3cret")) {
-		t.Error("the hash does not depend on the key")
-	}
-	if bytes.Contains(a.Hash("s3cret"), []byte("s3cret")) {
-		t.Error("the hash holds the secret")
-	}
-	if !a.Matches("s3cret", a.Hash("s3cret")) || a.Matches("s3creT", a.Hash("s3cret")) || a.Matches("s3cret", nil) {
-		t.Error("Matches is wrong")
-	}
 }
 
 func TestIssueTokenGrantsATokenForTheRightSecret(t *testing.T) {
@@ -495,7 +476,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 	acc := w.newAccount(t)
 	p := domain.Principal{AccountID: acc.Account.ID()}
 	get := application.NewGetWebhookSecret(w.repo, w.clock)
-	rotate := application.NewRotateWebhookSecret(w.repo, w.clock)
+	rotate := application.NewRotateWebhookSecret(w.repo, w.clock, w.hasher)
 
 	first, err := get.Execute(ctx, p)
 	if err != nil {
@@ -563,7 +544,7 @@ func TestConstructorsRefuseNilPorts(t *testing.T) {
 		"GetWebhookSecret without clock": func() {
 			application.NewGetWebhookSecret(w.repo, nil)
 		},
-		"RotateWebhookSecret without clock": func() { application.NewRotateWebhookSecret(w.repo, nil) },
+		"RotateWebhookSecret without clock": func() { application.NewRotateWebhookSecret(w.repo, nil, w.hasher) },
 	} {
 		t.Run(name+" panics", func(t *testing.T) {
 			defer func() {

@@ -1,7 +1,10 @@
 // Package application holds pixgate's use cases, one per operation: create, list and fetch
 // transactions, drive their lifecycle, withdraw, authenticate, notify. A use case reads like the
 // paragraph that describes it; it depends on the domain and on ports only, and never knows
-// which adapter stands behind a port (HTTP, MongoDB, JWT, the sandbox emitter).
+// which adapter stands behind a port (HTTP, MongoDB, JWT, the sandbox). Operations that move one
+// record by one domain transition are all one use case, Transition; creations that honour an
+// idempotency key share createOnce. Scheduling belongs to the process: jobs offer RunOnce and
+// the dispatcher Run, and cmd decides when they run.
 //
 // Every merchant-facing use case takes the caller's domain.Principal and reaches only that
 // account's data: another account's resource answers domain.ErrNotFound, like a missing one.

@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
@@ -47,21 +46,4 @@ func (uc *ExpireTransactions) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	return moved, nil
-}
-
-// Every runs fn every interval until ctx ends, and once at once. Errors go to report (which
-// logs them); the loop keeps going, since a store that is down now may be back next time.
-func Every(ctx context.Context, interval time.Duration, fn func(context.Context) (int, error), report func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if _, err := fn(ctx); err != nil && ctx.Err() == nil {
-			report(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -64,7 +64,7 @@ func TestRefundAcquirerFailureLeavesTheRefundProcessing(t *testing.T) {
 	w := newLcWorld(t)
 	w.devolver.err = errors.New("acquirer down")
 	var reported []error
-	refund := application.NewRefundTransaction(w.repo, w.devolver, &lcIDs{}, w.clock, func(err error) { reported = append(reported, err) })
+	refund := application.NewRefundTransaction(w.repo, w.devolver, &fakeIDs{}, w.clock, func(err error) { reported = append(reported, err) })
 	id := w.reach(t, domain.TxPaid)
 	if _, err := refund.Execute(context.Background(), w.merchant, id, application.RefundInput{}); err != nil {
 		t.Fatalf("the refund failed with the acquirer: %v; it is stored and settles by callback", err)

@@ -33,7 +33,8 @@ type CreatedTransaction struct {
 // the BR Code, the renderer draws its QR code, and the transaction is stored in
 // PIX_QRCODE_GENERATED with the event that notifies the merchant, in one write. When the
 // emitter fails, the transaction is stored FAILED with the error's text and the request fails
-// with an *EmissionError.
+// with an *EmissionError; when the renderer refuses the work (ports.ErrOverloaded: too many
+// creations wait for a drawing already), nothing is stored and that error is answered.
 //
 // The same idempotency key with the same request answers the stored transaction (Replayed);
 // with another request, ErrIdempotencyKeyReused. Concurrent requests with one key race on
@@ -56,45 +57,46 @@ func NewCreateTransaction(repo ports.TransactionRepository, emitter ports.PixEmi
 
 // Execute creates the transaction for the caller's account.
 func (uc *CreateTransaction) Execute(ctx context.Context, p domain.Principal, in CreateTransactionInput) (CreatedTransaction, error) {
-	if in.IdempotencyKey != "" {
-		if prior, err := uc.replay(ctx, p.AccountID, in); !errors.Is(err, domain.ErrNotFound) {
-			return prior, err
-		}
-	}
-
-	now := uc.clock.Now()
 	idem := domain.Idempotency{Key: in.IdempotencyKey, Fingerprint: in.Fingerprint}
-	t, err := domain.NewTransaction(uc.ids.NewID(), uc.tokens.NewCapability(), p.AccountID, uc.emitter.Acquirer(), in.Order, idem, now)
+	t, replayed, err := createOnce(ctx, uc.repo, p.AccountID, idem, func() (*domain.Transaction, error) {
+		return uc.create(ctx, p, in.Order, idem)
+	}, func(err error) bool { return errors.Is(err, ports.ErrDuplicate) })
 	if err != nil {
 		return CreatedTransaction{}, err
 	}
+	return CreatedTransaction{Transaction: t, Replayed: replayed}, nil
+}
 
+// create emits and stores a new transaction.
+func (uc *CreateTransaction) create(ctx context.Context, p domain.Principal, order domain.Order, idem domain.Idempotency) (*domain.Transaction, error) {
+	t, err := domain.NewTransaction(uc.ids.NewID(), uc.tokens.NewCapability(), p.AccountID, uc.emitter.Acquirer(), order, idem, uc.clock.Now())
+	if err != nil {
+		return nil, err
+	}
 	pix, emitErr := uc.emit(ctx, t)
+	if errors.Is(emitErr, ports.ErrOverloaded) {
+		// Refused before any work, as if the request had not come: nothing is stored, and a
+		// retry with the same idempotency key creates the transaction.
+		return nil, emitErr
+	}
 	if emitErr != nil {
 		if err := t.FailEmission(emitErr.Error(), uc.clock.Now()); err != nil {
-			return CreatedTransaction{}, err
+			return nil, err
 		}
 		// The failure is kept for the merchant to see, even when the request itself was
 		// canceled meanwhile.
 		if err := uc.repo.Create(context.WithoutCancel(ctx), t); err != nil {
-			return CreatedTransaction{}, err
+			return nil, err
 		}
-		return CreatedTransaction{}, &EmissionError{TransactionID: t.ID(), Err: emitErr}
+		return nil, &EmissionError{TransactionID: t.ID(), Err: emitErr}
 	}
 	if err := t.AttachPix(pix, uc.clock.Now()); err != nil {
-		return CreatedTransaction{}, err
+		return nil, err
 	}
-
-	err = uc.repo.Create(ctx, t)
-	if errors.Is(err, ports.ErrDuplicate) && in.IdempotencyKey != "" {
-		// Another request with the same key won the race; answer with its transaction.
-		return uc.replay(ctx, p.AccountID, in)
+	if err := uc.repo.Create(ctx, t); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return CreatedTransaction{}, err
-	}
-	t.ClearEvents()
-	return CreatedTransaction{Transaction: t}, nil
+	return t, nil
 }
 
 func (uc *CreateTransaction) emit(ctx context.Context, t *domain.Transaction) (domain.PixResponse, error) {
@@ -109,18 +111,7 @@ func (uc *CreateTransaction) emit(ctx context.Context, t *domain.Transaction) (d
 	if err != nil {
 		return domain.PixResponse{}, err
 	}
-	return domain.PixResponse{URI: code.URI, QRCodePNG: png, ExpiresAt: expires}, nil
-}
-
-func (uc *CreateTransaction) replay(ctx context.Context, accountID string, in CreateTransactionInput) (CreatedTransaction, error) {
-	prior, err := uc.repo.GetByIdempotencyKey(ctx, accountID, in.IdempotencyKey)
-	if err != nil {
-		return CreatedTransaction{}, err
-	}
-	if prior.Idempotency().Fingerprint != in.Fingerprint {
-		return CreatedTransaction{}, ErrIdempotencyKeyReused
-	}
-	return CreatedTransaction{Transaction: prior, Replayed: true}, nil
+	return domain.PixResponse{URI: code.URI, QRCodePNG: png, ExpiresAt: expires, Location: code.Location}, nil
 }
 
 // GetTransaction fetches one transaction of the caller's account.
@@ -198,10 +189,20 @@ type RefundOutcome struct {
 // (Replayed); with another request, ErrIdempotencyKeyReused.
 type RefundTransaction struct {
 	repo     ports.TransactionRepository
+	request  *Transition[*domain.Transaction, *refundAttempt]
 	acquirer ports.Acquirer
 	ids      ports.IDGenerator
 	clock    ports.Clock
 	report   func(error)
+}
+
+// refundAttempt is one request of a refund inside the transition; replayed is set when the
+// stored transaction shows that a request with the same key got in first.
+type refundAttempt struct {
+	req       domain.RefundRequest
+	in        RefundInput
+	replayed  *RefundOutcome
+	replayErr error
 }
 
 // NewRefundTransaction builds the use case. report receives the acquirer's failures, which do
@@ -211,7 +212,16 @@ func NewRefundTransaction(repo ports.TransactionRepository, acquirer ports.Acqui
 	if report == nil {
 		panic("application.NewRefundTransaction: report is required")
 	}
-	return &RefundTransaction{repo: repo, acquirer: acquirer, ids: ids, clock: clock, report: report}
+	request := NewTransition("NewRefundTransaction", repo, clock, func(t *domain.Transaction, a *refundAttempt, now time.Time) error {
+		a.replayed = nil
+		if out, found, err := replayRefund(t, a.in); found {
+			// A concurrent request with the same key got in first.
+			a.replayed, a.replayErr = &out, err
+			return errReplayed
+		}
+		return t.RequestRefund(a.req, now)
+	})
+	return &RefundTransaction{repo: repo, request: request, acquirer: acquirer, ids: ids, clock: clock, report: report}
 }
 
 // Execute starts the refund of the caller's transaction id.
@@ -229,19 +239,10 @@ func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id
 		ID: refundID(uc.ids.NewID()), Amount: in.Amount, Reason: in.Reason,
 		Idempotency: domain.Idempotency{Key: in.IdempotencyKey, Fingerprint: in.Fingerprint},
 	}
-	var replayed *RefundOutcome
-	var replayErr error
-	t, err := uc.repo.Update(ctx, p.AccountID, id, func(t *domain.Transaction) error {
-		replayed = nil
-		if out, found, err := replayRefund(t, in); found {
-			// A concurrent request with the same key got in first.
-			replayed, replayErr = &out, err
-			return errReplayed
-		}
-		return t.RequestRefund(req, uc.clock.Now())
-	})
-	if replayed != nil && errors.Is(err, errReplayed) {
-		return *replayed, replayErr
+	attempt := &refundAttempt{req: req, in: in}
+	t, err := uc.request.Execute(ctx, p, id, attempt)
+	if attempt.replayed != nil && errors.Is(err, errReplayed) {
+		return *attempt.replayed, attempt.replayErr
 	}
 	if err != nil {
 		return RefundOutcome{}, err

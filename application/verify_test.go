@@ -135,7 +135,7 @@ type vfAccounts struct {
 func (r *vfAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
 	var out []*domain.Account
 	for _, id := range r.ids {
-		out = append(out, domain.UnmarshalAccountFromDatabase(id, "Loja "+id, domain.AccountActive, nil, domain.WebhookSecrets{}, vfNow))
+		out = append(out, domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: id, Name: "Loja " + id, Status: domain.AccountActive, CreatedAt: vfNow}))
 	}
 	return out, nil
 }
@@ -174,7 +174,7 @@ func newVfWorld(t *testing.T) *vfWorld {
 	step(tx.RequestRefund(domain.RefundRequest{ID: "rf1", Amount: 2500}, at))
 	step(tx.ConfirmRefund("rf1", "D1", at))
 	w.ledger.post(t, tx.Postings()...)
-	tx.ClearEvents()
+	tx.MarkStored(tx.Version() + 1)
 	w.txs.items[tx.ID()] = tx
 
 	wd, err := domain.NewWithdrawal("wd1", vfAccount, "SANDBOX", domain.Payout{Amount: 3000, Fee: 100, PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, at)
@@ -182,7 +182,7 @@ func newVfWorld(t *testing.T) *vfWorld {
 	step(wd.StartProcessing(at))
 	step(wd.Fail("recusado", at))
 	w.ledger.post(t, wd.Postings()...)
-	wd.ClearEvents()
+	wd.MarkStored(wd.Version() + 1)
 	w.withdrawals.items[wd.ID()] = wd
 
 	claim := ports.PaymentClaim{EndToEndID: "E2", TransactionID: "tx1", AccountID: vfAccount, Amount: 700, Late: true, CreatedAt: at}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
@@ -101,9 +100,6 @@ type DispatcherConfig struct {
 	// Schedule of the retries. Default StandardSchedule (a schedule without delays is taken
 	// for the default).
 	Schedule Schedule
-	// Rand returns random numbers in [0, 1) for the jitter; it must be safe for concurrent
-	// use. Default math/rand/v2's Float64.
-	Rand func() float64
 	// Logger receives what goes wrong in the background. Default: discarded.
 	Logger *slog.Logger
 	// OnAttempt, when set, is called after each recorded attempt (metrics); it must be quick
@@ -112,8 +108,9 @@ type DispatcherConfig struct {
 }
 
 // Dispatcher delivers the outbox's webhook events: it claims due deliveries with a lease, signs
-// and sends each to its resource's webhookUrl, and records the attempt with the outcome: 2xx
-// delivered; 410 Gone failed at once; anything else, or no answer, tried again on the schedule
+// and sends each to its resource's webhookUrl, and records the attempt with the outcome the
+// sender's verdict gives: delivered; failed at once when the endpoint is gone; when the
+// verdict is to retry, or there is no answer, tried again on the schedule
 // (later still if the receiver's Retry-After asks for longer), and failed after the last
 // attempt. Several dispatchers, in one process or many, may share one outbox: the leases keep
 // each attempt to one of them.
@@ -127,6 +124,7 @@ type Dispatcher struct {
 	encoder  ports.EventEncoder
 	sender   ports.WebhookSender
 	clock    ports.Clock
+	random   ports.Random
 	cfg      DispatcherConfig
 	log      *slog.Logger
 
@@ -144,18 +142,15 @@ type circuit struct {
 	probing   bool      // half open: one delivery is testing the host
 }
 
-// statusGone stops the retries at once: the receiver says the endpoint is gone for good.
-const statusGone = 410
-
 // recordTimeout bounds the writes made after the caller's context ended: an attempt that was
 // made is recorded even during a shutdown, and leases are given back.
 const recordTimeout = 5 * time.Second
 
-// NewDispatcher builds a dispatcher. It panics on a nil port and answers an error for a bad
-// configuration.
+// NewDispatcher builds a dispatcher; random draws the jitter of the retries. It panics on a
+// nil port and answers an error for a bad configuration.
 func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encoder ports.EventEncoder,
-	sender ports.WebhookSender, clock ports.Clock, cfg DispatcherConfig) (*Dispatcher, error) {
-	requirePorts("NewDispatcher", outbox, accounts, encoder, sender, clock)
+	sender ports.WebhookSender, clock ports.Clock, random ports.Random, cfg DispatcherConfig) (*Dispatcher, error) {
+	requirePorts("NewDispatcher", outbox, accounts, encoder, sender, clock, random)
 	if cfg.Owner == "" {
 		return nil, errors.New("webhook dispatcher: owner is required")
 	}
@@ -190,15 +185,12 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 	if err := cfg.Schedule.validate(); err != nil {
 		return nil, fmt.Errorf("webhook dispatcher: %w", err)
 	}
-	if cfg.Rand == nil {
-		cfg.Rand = rand.Float64
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{outbox: outbox, accounts: accounts, encoder: encoder, sender: sender,
-		clock: clock, cfg: cfg, log: log, byAcct: map[string]int{}, circuits: map[string]*circuit{}}, nil
+		clock: clock, random: random, cfg: cfg, log: log, byAcct: map[string]int{}, circuits: map[string]*circuit{}}, nil
 }
 
 // Run delivers due events until ctx ends: it claims as many as it has free slots, sends them in
@@ -449,13 +441,13 @@ func (d *Dispatcher) message(ctx context.Context, ev domain.Event, at time.Time)
 // judge turns the outcome of attempt number n, ended at end, into the delivery's status and
 // next attempt time (zero when there is none).
 func (d *Dispatcher) judge(n int, resp ports.WebhookResponse, sendErr error, end time.Time) (ports.DeliveryStatus, time.Time) {
-	if sendErr == nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+	if sendErr == nil && resp.Verdict == ports.WebhookDelivered {
 		return ports.DeliveryDelivered, time.Time{}
 	}
-	if sendErr == nil && resp.StatusCode == statusGone {
+	if sendErr == nil && resp.Verdict == ports.WebhookGone {
 		return ports.DeliveryFailed, time.Time{}
 	}
-	wait, ok := d.cfg.Schedule.Next(n, d.cfg.Rand())
+	wait, ok := d.cfg.Schedule.Next(n, d.random.Float64())
 	if !ok {
 		return ports.DeliveryFailed, time.Time{}
 	}

@@ -24,6 +24,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/adapters/webhook"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
@@ -122,14 +123,11 @@ func (w *whWorld) realDispatcher(t testing.TB, cfg application.DispatcherConfig)
 	if cfg.Owner == "" {
 		cfg.Owner = "instance-a"
 	}
-	if cfg.Rand == nil {
-		cfg.Rand = func() float64 { return 0.5 }
-	}
 	var clock ports.Clock = w.clock
 	if w.realClock {
-		clock = whRealClock{}
+		clock = system.Clock{} // the wall clock, against real receivers
 	}
-	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, cfg)
+	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, whDraw(0.5), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

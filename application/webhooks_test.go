@@ -17,8 +17,8 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// The hand-written fakes of the webhook tests start with "wh" so that they cannot collide with
-// the fakes of other use cases in this package. They are at the end of this file.
+// The webhook tests share the package's fakes (fakes_test.go: the clock, the accounts); the
+// outbox, sender and encoder only they use are at the end of this file.
 
 var whStart = time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC)
 
@@ -30,10 +30,10 @@ const (
 // whWorld is a dispatcher's surroundings: an outbox, one account, a clock and a sender.
 type whWorld struct {
 	outbox   *whOutbox
-	accounts *whAccounts
+	accounts *fakeAccounts
 	encoder  *whEncoder
 	sender   *whSender
-	clock    *whClock
+	clock    *fakeClock
 	events   int
 
 	real      ports.WebhookSender // the real sender, for the integration tests
@@ -42,10 +42,10 @@ type whWorld struct {
 
 func newWhWorld(t testing.TB) *whWorld {
 	t.Helper()
-	w := &whWorld{outbox: newWhOutbox(), accounts: newWhAccounts(), encoder: &whEncoder{},
-		sender: &whSender{}, clock: &whClock{now: whStart}}
-	w.accounts.add(t, "acc-1", whSecret)
-	w.accounts.add(t, "acc-2", whSecret)
+	w := &whWorld{outbox: newWhOutbox(), accounts: newFakeAccounts(), encoder: &whEncoder{},
+		sender: &whSender{}, clock: newFakeClock(whStart)}
+	whAddAccount(t, w.accounts, "acc-1", whSecret)
+	whAddAccount(t, w.accounts, "acc-2", whSecret)
 	return w
 }
 
@@ -67,15 +67,22 @@ func (w *whWorld) eventOf(t testing.TB, account string, kind domain.ResourceKind
 	return e
 }
 
+// whDraw is a random source that always draws the same number.
+type whDraw float64
+
+func (d whDraw) Float64() float64 { return float64(d) }
+
 func (w *whWorld) dispatcher(t testing.TB, cfg application.DispatcherConfig) *application.Dispatcher {
+	t.Helper()
+	return w.dispatcherDrawing(t, cfg, whDraw(0.5)) // no jitter: the schedule's exact delays
+}
+
+func (w *whWorld) dispatcherDrawing(t testing.TB, cfg application.DispatcherConfig, random ports.Random) *application.Dispatcher {
 	t.Helper()
 	if cfg.Owner == "" {
 		cfg.Owner = "instance-a"
 	}
-	if cfg.Rand == nil {
-		cfg.Rand = func() float64 { return 0.5 } // no jitter: the schedule's exact delays
-	}
-	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, cfg)
+	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, random, cfg)
 	if err != nil {
 		t.Fatalf("NewDispatcher: %v", err)
 	}
@@ -124,7 +131,7 @@ func TestNewDispatcherRefusesMissingPortsAndBadConfiguration(t *testing.T) {
 				t.Error("NewDispatcher accepted a nil sender")
 			}
 		}()
-		_, _ = application.NewDispatcher(w.outbox, w.accounts, w.encoder, nil, w.clock, application.DispatcherConfig{Owner: "a"})
+		_, _ = application.NewDispatcher(w.outbox, w.accounts, w.encoder, nil, w.clock, whDraw(0.5), application.DispatcherConfig{Owner: "a"})
 	})
 	for name, cfg := range map[string]application.DispatcherConfig{
 		"no owner":             {},
@@ -134,7 +141,7 @@ func TestNewDispatcherRefusesMissingPortsAndBadConfiguration(t *testing.T) {
 		"a zero delay":         {Owner: "a", Schedule: application.Schedule{Delays: []time.Duration{time.Second, 0}}},
 	} {
 		t.Run(name+" is refused", func(t *testing.T) {
-			if _, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, cfg); err == nil {
+			if _, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, whDraw(0.5), cfg); err == nil {
 				t.Error("NewDispatcher accepted it")
 			}
 		})
@@ -294,7 +301,7 @@ func TestDispatcherSpreadsRetriesWithJitter(t *testing.T) {
 			w := newWhWorld(t)
 			w.sender.script(whStatus(500))
 			e := w.event(t)
-			d := w.dispatcher(t, application.DispatcherConfig{Rand: func() float64 { return tc.r }})
+			d := w.dispatcherDrawing(t, application.DispatcherConfig{}, whDraw(tc.r))
 			whDeliverDue(t, d)
 			if got := w.outbox.get(e.ID).NextAttemptAt.Sub(whStart); got != tc.want {
 				t.Errorf("next attempt after %v, want %v", got, tc.want)
@@ -358,7 +365,7 @@ func TestDispatcherTreatsEveryAnswerButA2xxAsAFailure(t *testing.T) {
 func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	w := newWhWorld(t)
 	e := w.event(t)
-	w.accounts.failGet(ports.ErrUnavailable)
+	w.accounts.SetFail(ports.ErrUnavailable)
 	d := w.dispatcher(t, application.DispatcherConfig{Lease: time.Minute})
 
 	n, err := d.DeliverDue(context.Background())
@@ -368,7 +375,7 @@ func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	if got := w.outbox.get(e.ID); len(got.Attempts) != 0 || len(w.sender.sent()) != 0 {
 		t.Fatalf("an attempt was spent: %+v", got)
 	}
-	w.accounts.failGet(nil)
+	w.accounts.SetFail(nil)
 	if n := whDeliverDue(t, d); n != 0 {
 		t.Errorf("claimed again before the lease ran out")
 	}
@@ -386,7 +393,7 @@ func TestADispatcherThatDiesMidDeliveryLeavesItToAnotherOnceTheLeaseEnds(t *test
 	w.sender.script(func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 		close(entered)
 		<-unblock // the process hangs here: it neither finishes nor gives its lease back
-		return ports.WebhookResponse{StatusCode: 200}, nil
+		return whAnswer(200), nil
 	})
 	dead := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-a", Lease: 30 * time.Second})
 	other := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-b", Lease: 30 * time.Second})
@@ -598,28 +605,6 @@ func whIDs(ds []ports.Delivery) []string {
 
 // ---- fakes ----
 
-type whClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *whClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *whClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// whRealClock is the wall clock, for tests that run against real receivers.
-type whRealClock struct{}
-
-func (whRealClock) Now() time.Time { return time.Now() }
-
 // whOutbox is an in-memory ports.Outbox that honours leases as the port says: a held delivery
 // is claimable again only once its lease ended, and only its holder may record an attempt.
 type whOutbox struct {
@@ -765,55 +750,16 @@ func (o *whOutbox) count(s ports.DeliveryStatus) int {
 	return n
 }
 
-// whAccounts serves the accounts' webhook secrets. Only the methods the dispatcher and the
-// tests use are implemented; the embedded interface stays nil, so any other call panics.
-type whAccounts struct {
-	ports.AccountRepository
-	mu       sync.Mutex
-	accounts map[string]*domain.Account
-	getErr   error
-}
-
-func newWhAccounts() *whAccounts { return &whAccounts{accounts: map[string]*domain.Account{}} }
-
-func (r *whAccounts) add(t testing.TB, id, secret string) {
+// whAddAccount stores an account whose webhooks are signed with secret.
+func whAddAccount(t testing.TB, repo *fakeAccounts, id, secret string) {
 	t.Helper()
 	a, err := domain.NewAccount(id, "Loja "+id, domain.AllScopes(), secret, whStart.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.accounts[id] = a
-}
-
-func (r *whAccounts) failGet(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.getErr = err
-}
-
-func (r *whAccounts) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.getErr != nil {
-		return nil, r.getErr
+	if err := repo.CreateAccount(context.Background(), a); err != nil {
+		t.Fatal(err)
 	}
-	a, ok := r.accounts[id]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), a.Webhook(), a.CreatedAt()), nil
-}
-
-func (r *whAccounts) UpdateAccount(ctx context.Context, id string, fn func(*domain.Account) error) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	a, ok := r.accounts[id]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	return fn(a)
 }
 
 // whEncoder stands in for the HTTP adapter's encoder: the event's id and type as JSON.
@@ -831,10 +777,23 @@ type whMessage struct {
 
 type whReply func(m whMessage) (ports.WebhookResponse, error)
 
+// whStatus answers code with the verdict a sender gives it (the port's contract; the webhook
+// adapter's tests pin its own reading).
 func whStatus(code int) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 	return func(ports.WebhookMessage) (ports.WebhookResponse, error) {
-		return ports.WebhookResponse{StatusCode: code}, nil
+		return whAnswer(code), nil
 	}
+}
+
+func whAnswer(code int) ports.WebhookResponse {
+	v := ports.WebhookRetry
+	switch {
+	case code >= 200 && code <= 299:
+		v = ports.WebhookDelivered
+	case code == 410:
+		v = ports.WebhookGone
+	}
+	return ports.WebhookResponse{StatusCode: code, Verdict: v}
 }
 
 func whFail(text string) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
@@ -912,7 +871,7 @@ func (s *whSender) Send(ctx context.Context, m ports.WebhookMessage) (ports.Webh
 	case fallback != nil:
 		return fallback(m)
 	}
-	return ports.WebhookResponse{StatusCode: 200}, nil
+	return whAnswer(200), nil
 }
 
 func (s *whSender) sent() []ports.WebhookMessage {
@@ -952,7 +911,7 @@ func TestAHostThatKeepsNotAnsweringIsHeldBackWithoutSpendingAttemptsThenProbedOn
 	answer := false
 	w.sender.fallback = func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 		if answer {
-			return ports.WebhookResponse{StatusCode: 204}, nil
+			return whAnswer(204), nil
 		}
 		return ports.WebhookResponse{}, errors.New("no answer within 10s")
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
@@ -17,37 +18,8 @@ import (
 
 // Hand-written fakes of the ports the withdrawal use cases need.
 
-type wdClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newWdClock() *wdClock {
-	return &wdClock{now: time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC)}
-}
-
-func (c *wdClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *wdClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-type wdIDs struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (g *wdIDs) NewID() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.n++
-	return fmt.Sprintf("00000000-0000-4000-8000-%012d", g.n)
+func newWdClock() *fakeClock {
+	return newFakeClock(time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC))
 }
 
 // wdRepo keeps withdrawals in memory under one lock, on top of a fixed balance that stands for
@@ -131,8 +103,7 @@ func (r *wdRepo) Create(ctx context.Context, w *domain.Withdrawal) error {
 	rec.Version = 1
 	r.byID[rec.ID] = rec
 	r.events = append(r.events, w.Events()...)
-	w.SetVersion(1)
-	w.ClearEvents()
+	w.MarkStored(1)
 	return nil
 }
 
@@ -239,7 +210,7 @@ func (r *wdRepo) eventTypes(id string) []string {
 // wdFixture is the withdrawal use cases over the fakes, for one funded account.
 type wdFixture struct {
 	repo    *wdRepo
-	clock   *wdClock
+	clock   *fakeClock
 	create  *application.CreateWithdrawal
 	caller  domain.Principal
 	another domain.Principal
@@ -256,8 +227,8 @@ func newWdFixture(t *testing.T, startAtOnce bool, fee domain.Cents, funds domain
 	repo, clock := newWdRepo(), newWdClock()
 	f := &wdFixture{
 		repo: repo, clock: clock,
-		create: application.NewCreateWithdrawal(repo, &wdIDs{}, clock, application.WithdrawalSettings{
-			Acquirer: "SANDBOX", Fee: fee, Payer: wdGateway, Receiver: application.SandboxPixDirectory,
+		create: application.NewCreateWithdrawal(repo, &fakeIDs{}, clock, application.WithdrawalSettings{
+			Acquirer: "SANDBOX", Fee: fee, Payer: &wdGateway, Directory: sandbox.Directory{},
 			StartAtOnce: startAtOnce,
 		}),
 		caller:  domain.Principal{AccountID: "acc-1"},
@@ -323,7 +294,7 @@ func TestCreateWithdrawalInTheSandboxStoresItProcessingWithItsPartiesAndFee(t *t
 		t.Errorf("fee %d, total %d; want 150 and 5150", p.Fee, stored.Total())
 	case p.Payer == nil || p.Payer.Document.Value() != "11222333000181":
 		t.Errorf("payer %+v, want the gateway's account", p.Payer)
-	case p.Receiver == nil || p.Receiver.Name != application.SandboxPayoutReceiverName || p.Receiver.Pix != p.PixKey:
+	case p.Receiver == nil || p.Receiver.Name != sandbox.PayoutReceiver || p.Receiver.Pix != p.PixKey:
 		t.Errorf("receiver %+v, want the sandbox receiver of the key", p.Receiver)
 	}
 	if got := f.available(t); got != 10_000-5_150 {
@@ -498,11 +469,8 @@ func TestCreateWithdrawalFailsWhenTheKeyCannotBeResolved(t *testing.T) {
 	repo := newWdRepo()
 	repo.fund("acc-1", 10_000)
 	lookupDown := errors.New("PIX directory unreachable")
-	uc := application.NewCreateWithdrawal(repo, &wdIDs{}, newWdClock(), application.WithdrawalSettings{
-		Acquirer: "SANDBOX", Payer: wdGateway, StartAtOnce: true,
-		Receiver: func(context.Context, domain.PixKey) (domain.AccountHolder, error) {
-			return domain.AccountHolder{}, lookupDown
-		},
+	uc := application.NewCreateWithdrawal(repo, &fakeIDs{}, newWdClock(), application.WithdrawalSettings{
+		Acquirer: "SANDBOX", Payer: &wdGateway, StartAtOnce: true, Directory: wdDirectoryDown{lookupDown},
 	})
 	_, err := uc.Execute(context.Background(), domain.Principal{AccountID: "acc-1"}, wdInput(1_000))
 	if !errors.Is(err, lookupDown) || repo.stored() != 0 {
@@ -517,7 +485,7 @@ func TestCancelWithdrawal(t *testing.T) {
 		if w.Status() != domain.WdPending || f.available(t) != 6_900 {
 			t.Fatalf("created %s with %d available; want PENDING and 6900", w.Status(), f.available(t))
 		}
-		got, err := application.NewCancelWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, w.ID())
+		got, err := application.NewCancelWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, w.ID(), application.NoInput{})
 		if err != nil || got.Status() != domain.WdCanceled {
 			t.Fatalf("cancel = %v, %v; want CANCELED", got, err)
 		}
@@ -531,7 +499,7 @@ func TestCancelWithdrawal(t *testing.T) {
 	t.Run("a processing withdrawal cannot be canceled", func(t *testing.T) {
 		f := newWdFixture(t, true, 0, 10_000)
 		w := f.mustCreate(t, wdInput(3_000))
-		_, err := application.NewCancelWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, w.ID())
+		_, err := application.NewCancelWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, w.ID(), application.NoInput{})
 		if !errors.Is(err, domain.ErrInvalidTransition) || f.available(t) != 7_000 {
 			t.Fatalf("err %v, available %d; want ErrInvalidTransition and 7000", err, f.available(t))
 		}
@@ -539,7 +507,7 @@ func TestCancelWithdrawal(t *testing.T) {
 	t.Run("another account's withdrawal is not found", func(t *testing.T) {
 		f := newWdFixture(t, false, 0, 10_000)
 		w := f.mustCreate(t, wdInput(3_000))
-		_, err := application.NewCancelWithdrawal(f.repo, f.clock).Execute(context.Background(), f.another, w.ID())
+		_, err := application.NewCancelWithdrawal(f.repo, f.clock).Execute(context.Background(), f.another, w.ID(), application.NoInput{})
 		if !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("err %v, want ErrNotFound", err)
 		}
@@ -549,16 +517,16 @@ func TestCancelWithdrawal(t *testing.T) {
 func TestSandboxSteeringOfWithdrawals(t *testing.T) {
 	type step func(f *wdFixture, id string) (*domain.Withdrawal, error)
 	fail := func(f *wdFixture, id string) (*domain.Withdrawal, error) {
-		return application.NewFailWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, id)
+		return sandbox.NewWithdrawalSteering(f.repo, f.clock).FailWithdrawal.Execute(context.Background(), f.caller, id, application.NoInput{})
 	}
 	reject := func(f *wdFixture, id string) (*domain.Withdrawal, error) {
-		return application.NewRejectWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, id)
+		return sandbox.NewWithdrawalSteering(f.repo, f.clock).RejectWithdrawal.Execute(context.Background(), f.caller, id, application.NoInput{})
 	}
 	refund := func(f *wdFixture, id string) (*domain.Withdrawal, error) {
-		return application.NewRefundWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, id)
+		return sandbox.NewWithdrawalSteering(f.repo, f.clock).RefundWithdrawal.Execute(context.Background(), f.caller, id, application.NoInput{})
 	}
 	settle := func(f *wdFixture, _ string) (*domain.Withdrawal, error) {
-		_, err := application.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background())
+		_, err := sandbox.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background())
 		return nil, err
 	}
 	cases := []struct {
@@ -569,8 +537,8 @@ func TestSandboxSteeringOfWithdrawals(t *testing.T) {
 		message   string
 		available domain.Cents
 	}{
-		{"a processing withdrawal fails and gives the money back", nil, fail, domain.WdFailed, application.SandboxWithdrawalFailedMessage, 10_000},
-		{"a processing withdrawal is rejected and gives the money back", nil, reject, domain.WdRejected, application.SandboxWithdrawalRejectedMessage, 10_000},
+		{"a processing withdrawal fails and gives the money back", nil, fail, domain.WdFailed, sandbox.WithdrawalFailedMessage, 10_000},
+		{"a processing withdrawal is rejected and gives the money back", nil, reject, domain.WdRejected, sandbox.WithdrawalRejectedMessage, 10_000},
 		{"a processed withdrawal is refunded and gives the money back", []step{settle}, refund, domain.WdRefunded, "", 10_000},
 	}
 	for _, c := range cases {
@@ -638,7 +606,7 @@ func TestSettleWithdrawals(t *testing.T) {
 		young := f.mustCreate(t, wdInput(1_000))
 		f.clock.Advance(600 * time.Millisecond)
 
-		settler := application.NewSettleWithdrawals(f.repo, f.clock, 2*time.Second, domain.SandboxISPB)
+		settler := sandbox.NewSettleWithdrawals(f.repo, f.clock, 2*time.Second, domain.SandboxISPB)
 		moved, err := settler.RunOnce(context.Background())
 		if err != nil || moved != 1 {
 			t.Fatalf("moved %d, %v; want 1", moved, err)
@@ -676,7 +644,7 @@ func TestSettleWithdrawals(t *testing.T) {
 		total := 0
 		for range 4 {
 			wg.Go(func() {
-				n, err := application.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background())
+				n, err := sandbox.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background())
 				if err != nil {
 					t.Error(err)
 				}
@@ -698,37 +666,18 @@ func TestSettleWithdrawals(t *testing.T) {
 	t.Run("a failed or rejected withdrawal is left alone", func(t *testing.T) {
 		f := newWdFixture(t, true, 0, 10_000)
 		w := f.mustCreate(t, wdInput(1_000))
-		if _, err := application.NewRejectWithdrawal(f.repo, f.clock).Execute(context.Background(), f.caller, w.ID()); err != nil {
+		if _, err := sandbox.NewWithdrawalSteering(f.repo, f.clock).RejectWithdrawal.Execute(context.Background(), f.caller, w.ID(), application.NoInput{}); err != nil {
 			t.Fatal(err)
 		}
-		if moved, err := application.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background()); err != nil || moved != 0 {
+		if moved, err := sandbox.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background()); err != nil || moved != 0 {
 			t.Fatalf("moved %d, %v; want 0", moved, err)
 		}
 	})
 }
 
-func TestSandboxPixDirectoryNamesTheOwnerOfAKey(t *testing.T) {
-	cases := []struct {
-		name     string
-		key      domain.PixKey
-		holder   domain.HolderType
-		document string
-	}{
-		{"a CPF key belongs to an individual with that CPF", domain.PixKey{Type: domain.PixKeyCPF, Key: "52998224725"}, domain.HolderPF, "52998224725"},
-		{"a CNPJ key belongs to a company with that CNPJ", domain.PixKey{Type: domain.PixKeyCNPJ, Key: "11222333000181"}, domain.HolderPJ, "11222333000181"},
-		{"an e-mail key belongs to an individual with the sandbox CPF", domain.PixKey{Type: domain.PixKeyEmail, Key: "ana@example.com"}, domain.HolderPF, "52998224725"},
-		{"a random key belongs to an individual with the sandbox CPF", domain.PixKey{Type: domain.PixKeyEVP, Key: "123e4567-e89b-42d3-a456-426614174000"}, domain.HolderPF, "52998224725"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h, err := application.SandboxPixDirectory(context.Background(), c.key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h.Type != c.holder || h.Document.Value() != c.document || h.Name != application.SandboxPayoutReceiverName ||
-				h.Pix != c.key || h.BankAccount.ISPB != domain.SandboxISPB {
-				t.Fatalf("holder %+v", h)
-			}
-		})
-	}
+// wdDirectoryDown is a PIX directory that cannot answer.
+type wdDirectoryDown struct{ err error }
+
+func (d wdDirectoryDown) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
+	return domain.AccountHolder{}, d.err
 }

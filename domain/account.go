@@ -123,12 +123,26 @@ const (
 	AccountDisabled AccountStatus = "disabled"
 )
 
+// ParseAccountStatus accepts exactly one of the account statuses.
+func ParseAccountStatus(s string) (AccountStatus, error) {
+	switch st := AccountStatus(s); st {
+	case AccountActive, AccountDisabled:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown account status %q", s)
+}
+
 // WebhookSecrets are the account's webhook signing secrets ("whsec_<base64>"). During a rotation
 // the previous secret keeps signing beside the current one until PreviousExpiresAt.
 type WebhookSecrets struct {
 	Current           string
 	Previous          string     // empty when none
 	PreviousExpiresAt *time.Time // nil when no previous secret
+}
+
+func (w WebhookSecrets) clone() WebhookSecrets {
+	w.PreviousExpiresAt = clonePtr(w.PreviousExpiresAt)
+	return w
 }
 
 // Signing returns the secrets that sign a webhook sent at now: the current one, and the previous
@@ -141,8 +155,8 @@ func (w WebhookSecrets) Signing(now time.Time) []string {
 	return out
 }
 
-// Account is a client account: a merchant. Build it with NewAccount; adapters rebuild it with
-// UnmarshalAccountFromDatabase.
+// Account is a client account: a merchant. Build it with NewAccount; storage adapters rebuild
+// it with UnmarshalAccountFromDatabase. Getters return copies.
 type Account struct {
 	id        string
 	name      string
@@ -150,6 +164,7 @@ type Account struct {
 	scopes    []Scope
 	webhook   WebhookSecrets
 	createdAt time.Time
+	version   int64
 }
 
 // NewAccount validates and builds an active account.
@@ -171,21 +186,46 @@ func NewAccount(id, name string, scopes []Scope, webhookSecret string, now time.
 		webhook: WebhookSecrets{Current: webhookSecret}, createdAt: now.UTC()}, nil
 }
 
+// AccountRecord is everything a storage adapter keeps of an account.
+type AccountRecord struct {
+	ID, Name  string
+	Status    AccountStatus
+	Scopes    []Scope
+	Webhook   WebhookSecrets
+	CreatedAt time.Time
+	// Version counts the stored changes; storage adapters use it for optimistic concurrency.
+	Version int64
+}
+
 // UnmarshalAccountFromDatabase rebuilds a stored account. It should be used only by storage
-// adapters, for data this program wrote itself.
-func UnmarshalAccountFromDatabase(id, name string, status AccountStatus, scopes []Scope, webhook WebhookSecrets, createdAt time.Time) *Account {
-	return &Account{id: id, name: name, status: status, scopes: scopes, webhook: webhook, createdAt: createdAt.UTC()}
+// adapters, for data this program wrote itself: it does not validate (the adapter checks the
+// status it read with ParseAccountStatus).
+func UnmarshalAccountFromDatabase(r AccountRecord) *Account {
+	w := r.Webhook
+	w.PreviousExpiresAt = clonePtr(w.PreviousExpiresAt)
+	return &Account{id: r.ID, name: r.Name, status: r.Status, scopes: slices.Clone(r.Scopes), webhook: w,
+		createdAt: r.CreatedAt.UTC(), version: r.Version}
+}
+
+// Record is the account as a storage adapter keeps it, sharing no memory with it.
+func (a *Account) Record() AccountRecord {
+	return AccountRecord{ID: a.id, Name: a.name, Status: a.status, Scopes: a.Scopes(), Webhook: a.Webhook(),
+		CreatedAt: a.createdAt, Version: a.version}
 }
 
 func (a *Account) ID() string              { return a.id }
 func (a *Account) Name() string            { return a.name }
 func (a *Account) Status() AccountStatus   { return a.status }
 func (a *Account) Scopes() []Scope         { return slices.Clone(a.scopes) }
-func (a *Account) Webhook() WebhookSecrets { return a.webhook }
+func (a *Account) Webhook() WebhookSecrets { return a.webhook.clone() }
 func (a *Account) CreatedAt() time.Time    { return a.createdAt }
 func (a *Account) Active() bool            { return a.status == AccountActive }
 func (a *Account) HasScope(s Scope) bool   { return slices.Contains(a.scopes, s) }
 func (a *Account) Disable()                { a.status = AccountDisabled }
+
+// Version counts the stored changes of the account, as an adapter read it; storage adapters
+// use it for optimistic concurrency, and write Version()+1 when they store a change.
+func (a *Account) Version() int64 { return a.version }
 
 // RotateWebhookSecret makes next the current secret; the old one keeps signing for overlap.
 func (a *Account) RotateWebhookSecret(next string, now time.Time, overlap time.Duration) {

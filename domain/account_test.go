@@ -215,11 +215,11 @@ func TestAccountRotateWebhookSecret(t *testing.T) {
 func TestUnmarshalAccountFromDatabase(t *testing.T) {
 	exp := base.Add(time.Hour)
 	secrets := domain.WebhookSecrets{Current: "whsec_b", Previous: "whsec_a", PreviousExpiresAt: &exp}
-	a := domain.UnmarshalAccountFromDatabase("acc-9", "Loja", domain.AccountDisabled,
-		[]domain.Scope{domain.ScopeTransactionRead}, secrets, base.In(saoPaulo))
+	a := domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: "acc-9", Name: "Loja", Status: domain.AccountDisabled,
+		Scopes: []domain.Scope{domain.ScopeTransactionRead}, Webhook: secrets, CreatedAt: base.In(saoPaulo), Version: 4})
 	if a.ID() != "acc-9" || a.Name() != "Loja" || a.Active() || !reflect.DeepEqual(a.Webhook(), secrets) ||
 		!slices.Equal(a.Scopes(), []domain.Scope{domain.ScopeTransactionRead}) || a.CreatedAt().Location() != time.UTC ||
-		!a.CreatedAt().Equal(base) {
+		!a.CreatedAt().Equal(base) || a.Version() != 4 {
 		t.Fatalf("rebuilt account %+v", a)
 	}
 }

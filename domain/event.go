@@ -1,8 +1,6 @@
 package domain
 
 import (
-	"crypto/rand"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -36,16 +34,4 @@ type Event struct {
 // EventType is the type name of the event a resource raises when it enters status.
 func EventType(kind ResourceKind, status string) string {
 	return string(kind) + "." + strings.ToLower(status)
-}
-
-// newEventID makes a random UUID v4. Events are born inside transitions, where no generator
-// port reaches, and their ids need nothing but uniqueness.
-func newEventID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // never happens on a supported OS
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

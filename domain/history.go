@@ -27,3 +27,19 @@ func enter[S ~string](history []StatusEntry[S], s S, now time.Time) []StatusEntr
 	}
 	return append(history, StatusEntry[S]{Status: s, Date: now})
 }
+
+// move applies one trigger of a state table to an aggregate's status and history: it fires only
+// from the status the trigger leaves (two triggers may lead to the same status from different
+// places) and only when the table has the move, otherwise it changes nothing and answers an
+// *InvalidTransitionError. apply changes the rest of the aggregate before the status moves.
+// Transactions and withdrawals both move through it and then raise their own event.
+func move[S ~string](resource ResourceKind, status *S, history *[]StatusEntry[S], from, to S,
+	canMove func(from, to S) bool, now time.Time, apply func()) error {
+	if *status != from || !canMove(from, to) {
+		return &InvalidTransitionError{Resource: string(resource), From: string(*status), To: string(to)}
+	}
+	apply()
+	*status = to
+	*history = enter(*history, to, now)
+	return nil
+}

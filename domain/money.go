@@ -8,7 +8,7 @@ import (
 // Cents is an amount of Brazilian reais counted in centavos. Money never travels as a float.
 type Cents int64
 
-// The bounds the interface document gives for amount, unitPrice, minAmount and maxAmount.
+// The bounds of amount, unitPrice, minAmount and maxAmount (docs/API.md, Limits).
 const (
 	MinAmount Cents = 1
 	MaxAmount Cents = 10_000_000
@@ -21,7 +21,7 @@ func (e ErrAmountOutOfRange) Error() string {
 	return fmt.Sprintf("amount %d is outside %d..%d cents", e.Amount, MinAmount, MaxAmount)
 }
 
-// NewAmount returns c when it lies within the document's bounds.
+// NewAmount returns c when it lies within the bounds of docs/API.md, Limits.
 func NewAmount(c int64) (Cents, error) {
 	if Cents(c) < MinAmount || Cents(c) > MaxAmount {
 		return 0, ErrAmountOutOfRange{Amount: Cents(c)}

@@ -12,13 +12,15 @@ type PixCharge struct {
 
 // PixCode is the charge an emitter produced: the BR Code ("copia e cola") payload.
 type PixCode struct {
-	URI string
+	URI      string
+	Location PixLocation // zero for a static code
 }
 
 // PixResponse is the PIX data a transaction carries once its QR code exists. It never changes
 // once attached, QRCodePNG's bytes included, so copies of a transaction may share it.
 type PixResponse struct {
-	URI       string    // BR Code payload
-	QRCodePNG []byte    // PNG image whose QR code decodes to URI
-	ExpiresAt time.Time // creation time plus expirationSeconds
+	URI       string      // BR Code payload
+	QRCodePNG []byte      // PNG image whose QR code decodes to URI
+	ExpiresAt time.Time   // creation time plus expirationSeconds
+	Location  PixLocation // a dynamic code's payload location; zero for a static code
 }

@@ -27,7 +27,7 @@ var ErrInvalidPixKey = errors.New("PIX key does not match its type")
 // ErrInvalidPixKeyType reports a key type outside PixKeyTypes.
 var ErrInvalidPixKeyType = errors.New("unknown PIX key type")
 
-// PixKey is a validated PIX key with its type ("PixKeyVo" in the interface document).
+// PixKey is a validated PIX key with its type (docs/API.md, Response shapes).
 type PixKey struct {
 	Type PixKeyType
 	Key  string
@@ -92,7 +92,7 @@ const (
 	HolderPJ HolderType = "PJ"
 )
 
-// BankAccount is the bank data of an account holder, as the interface document lists it.
+// BankAccount is the bank data of an account holder, as answers show it (docs/API.md, Response shapes).
 type BankAccount struct {
 	Type  string // e.g. "CACC" (checking), "SVGS" (savings), "TRAN" (payment)
 	Digit string

@@ -16,6 +16,15 @@ const (
 	RefundFailed     RefundStatus = "FAILED"
 )
 
+// ParseRefundStatus accepts exactly one of the refund statuses.
+func ParseRefundStatus(s string) (RefundStatus, error) {
+	switch st := RefundStatus(s); st {
+	case RefundProcessing, RefundRefunded, RefundFailed:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown refund status %q", s)
+}
+
 // RefundWindow is how long after its payment a transaction may be refunded.
 const RefundWindow = 90 * 24 * time.Hour
 
@@ -61,7 +70,7 @@ func (e *RefundAmountError) Error() string {
 }
 
 // Refunds returns the transaction's refunds, oldest first.
-func (t *Transaction) Refunds() []Refund { return slices.Clone(t.refunds) }
+func (t *Transaction) Refunds() []Refund { return cloneRefunds(t.refunds) }
 
 // AmountRefunded is the sum of the completed refunds.
 func (t *Transaction) AmountRefunded() Cents {

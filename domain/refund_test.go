@@ -13,7 +13,7 @@ import (
 func paidTx(t *testing.T) (*domain.Transaction, time.Time) {
 	t.Helper()
 	tx, now := txAt(t, validOrder(), txPaths[2])
-	tx.ClearEvents()
+	tx.MarkStored(tx.Version() + 1)
 	return tx, now
 }
 
@@ -159,7 +159,7 @@ func TestDisputeAfterAPartialRefundHoldsWhatIsLeft(t *testing.T) {
 	tx, now := paidTx(t)
 	_ = tx.RequestRefund(domain.RefundRequest{ID: "R1", Amount: 3000}, now)
 	_ = tx.ConfirmRefund("R1", "D1", now)
-	tx.ClearEvents()
+	tx.MarkStored(tx.Version() + 1)
 	if err := tx.OpenDispute(now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -105,7 +106,8 @@ type Item struct {
 }
 
 // Order is what a merchant asked for when creating a transaction. It never changes afterwards,
-// nor does anything it points at, so copies of a transaction may share it.
+// nor does anything it points at inside the transaction: NewTransaction keeps a copy, and
+// Transaction.Order hands out copies.
 // The HTTP adapter validates its shape; NewTransaction enforces the invariants money depends on.
 type Order struct {
 	Amount            Cents
@@ -139,9 +141,10 @@ type Payment struct {
 }
 
 // Transaction is a PIX charge of a merchant and its lifecycle. Build it with NewTransaction;
-// storage adapters rebuild it with UnmarshalTransactionFromDatabase. Transitions append to
-// the status history and raise events; any transition the state table does not allow returns
-// an *InvalidTransitionError and changes nothing.
+// storage adapters rebuild it with UnmarshalTransactionFromDatabase and record their writes
+// with MarkStored. Transitions append to the status history and raise events; any transition
+// the state table does not allow returns an *InvalidTransitionError and changes nothing.
+// Getters return copies (see clone.go): changing what they return changes nothing.
 type Transaction struct {
 	id             string
 	paymentToken   string
@@ -203,7 +206,7 @@ func NewTransaction(id, paymentToken, accountID, acquirer string, order Order, i
 	}
 	now = now.UTC().Truncate(time.Millisecond)
 	return &Transaction{
-		id: id, paymentToken: paymentToken, accountID: accountID, acquirer: acquirer, order: order,
+		id: id, paymentToken: paymentToken, accountID: accountID, acquirer: acquirer, order: order.clone(),
 		idempotency: idem, createdAt: now, status: TxPending,
 		history: []StatusEntry[TransactionStatus]{{Status: TxPending, Date: now}},
 	}, nil
@@ -232,7 +235,9 @@ type TransactionRecord struct {
 }
 
 // UnmarshalTransactionFromDatabase rebuilds a stored transaction. It should be used only by
-// storage adapters, for records this program wrote itself: it does not validate.
+// storage adapters, for records this program wrote itself: it does not validate (the adapter
+// checks the status it read with ParseTransactionStatus). The transaction shares what r points at (the order, the PIX data),
+// which neither side may change afterwards (see clone.go).
 func UnmarshalTransactionFromDatabase(r TransactionRecord) *Transaction {
 	return &Transaction{
 		id: r.ID, paymentToken: r.PaymentToken, accountID: r.AccountID, acquirer: r.Acquirer, order: r.Order,
@@ -244,7 +249,8 @@ func UnmarshalTransactionFromDatabase(r TransactionRecord) *Transaction {
 	}
 }
 
-// Record is the transaction as a storage adapter keeps it.
+// Record is the transaction as a storage adapter keeps it. It is meant for storage adapters
+// only, and shares what it points at with the transaction: neither side may change it.
 func (t *Transaction) Record() TransactionRecord {
 	return TransactionRecord{
 		ID: t.id, PaymentToken: t.paymentToken, AccountID: t.accountID, Acquirer: t.acquirer, Order: t.order,
@@ -261,22 +267,22 @@ func (t *Transaction) ID() string                                { return t.id }
 func (t *Transaction) AccountID() string                         { return t.accountID }
 func (t *Transaction) PaymentToken() string                      { return t.paymentToken }
 func (t *Transaction) Acquirer() string                          { return t.acquirer }
-func (t *Transaction) Order() Order                              { return t.order }
+func (t *Transaction) Order() Order                              { return t.order.clone() }
 func (t *Transaction) Amount() Cents                             { return t.order.Amount }
 func (t *Transaction) Idempotency() Idempotency                  { return t.idempotency }
 func (t *Transaction) CreatedAt() time.Time                      { return t.createdAt }
 func (t *Transaction) Status() TransactionStatus                 { return t.status }
 func (t *Transaction) History() []StatusEntry[TransactionStatus] { return slices.Clone(t.history) }
-func (t *Transaction) Pix() *PixResponse                         { return t.pix }
-func (t *Transaction) AmountPaid() *Cents                        { return t.amountPaid }
-func (t *Transaction) PaymentDate() *time.Time                   { return t.paymentDate }
-func (t *Transaction) InfractionDate() *time.Time                { return t.infractionDate }
+func (t *Transaction) Pix() *PixResponse                         { return clonePix(t.pix) }
+func (t *Transaction) AmountPaid() *Cents                        { return clonePtr(t.amountPaid) }
+func (t *Transaction) PaymentDate() *time.Time                   { return clonePtr(t.paymentDate) }
+func (t *Transaction) InfractionDate() *time.Time                { return clonePtr(t.infractionDate) }
 func (t *Transaction) ErrorMessage() string                      { return t.errorMessage }
 func (t *Transaction) EndToEnd() string                          { return t.endToEnd }
 func (t *Transaction) EndToEndRefund() string                    { return t.endToEndRefund }
-func (t *Transaction) Payer() *AccountHolder                     { return t.payer }
-func (t *Transaction) Receiver() *AccountHolder                  { return t.receiver }
-func (t *Transaction) FeeAmount() *Cents                         { return t.feeAmount }
+func (t *Transaction) Payer() *AccountHolder                     { return clonePtr(t.payer) }
+func (t *Transaction) Receiver() *AccountHolder                  { return clonePtr(t.receiver) }
+func (t *Transaction) FeeAmount() *Cents                         { return clonePtr(t.feeAmount) }
 
 // UpdatedAt is the date of the last status entered.
 func (t *Transaction) UpdatedAt() time.Time { return t.history[len(t.history)-1].Date }
@@ -284,39 +290,38 @@ func (t *Transaction) UpdatedAt() time.Time { return t.history[len(t.history)-1]
 // Version counts the stored changes; storage adapters use it for optimistic concurrency.
 func (t *Transaction) Version() int64 { return t.version }
 
-// SetVersion is for storage adapters only: they record the version they wrote.
-func (t *Transaction) SetVersion(v int64) { t.version = v }
-
-// Events returns the events raised since the transaction was built or loaded, oldest first.
+// Events returns the events raised since the transaction was built, loaded or stored, oldest
+// first.
 func (t *Transaction) Events() []Event { return slices.Clone(t.events) }
 
-// Postings returns the ledger movements raised since the transaction was built or loaded.
+// Postings returns the ledger movements raised since the transaction was built, loaded or
+// stored.
 func (t *Transaction) Postings() []Posting { return slices.Clone(t.postings) }
 
-// ClearEvents forgets the raised events and postings once they are stored.
-func (t *Transaction) ClearEvents() { t.events, t.postings = nil, nil }
+// MarkStored is for storage adapters only, and the only way the version changes: the adapter
+// that writes the transaction, with its events and postings in the same write, records the
+// version it wrote, and the transaction forgets the events and postings stored with it.
+func (t *Transaction) MarkStored(version int64) {
+	t.version, t.events, t.postings = version, nil, nil
+}
 
 // Expired tells whether the QR code of a transaction awaiting payment has expired at now.
 func (t *Transaction) Expired(now time.Time) bool {
 	return t.status == TxPixQRCodeGenerated && t.pix != nil && !now.Before(t.pix.ExpiresAt)
 }
 
-// move applies one trigger of the state table: it fires only from the status the trigger
-// leaves (two triggers may lead to the same status from different places).
+// move applies one trigger of the state table (history.go's move) and raises its event.
 func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func()) error {
-	if t.status != from || !TransactionCanMove(from, to) {
-		return &InvalidTransitionError{Resource: string(ResourceTransaction), From: string(t.status), To: string(to)}
+	if err := move(ResourceTransaction, &t.status, &t.history, from, to, TransactionCanMove, now, apply); err != nil {
+		return err
 	}
-	apply()
-	t.status = to
-	t.history = enter(t.history, to, now)
 	if t.order.WebhookURL != "" {
 		snap := *t
 		snap.history = slices.Clone(t.history)
 		snap.events, snap.postings = nil, nil
 		snap.refunds = slices.Clone(t.refunds)
 		t.events = append(t.events, Event{
-			ID: newEventID(), Type: EventType(ResourceTransaction, string(to)),
+			ID: NewID(), Type: EventType(ResourceTransaction, string(to)),
 			AccountID: t.accountID, ResourceID: t.id, Kind: ResourceTransaction,
 			WebhookURL: t.order.WebhookURL, CreatedAt: t.UpdatedAt(), Transaction: &snap,
 		})
@@ -326,8 +331,12 @@ func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func
 
 // AttachPix records the charge the emitter produced: PENDING → PIX_QRCODE_GENERATED.
 func (t *Transaction) AttachPix(pix PixResponse, now time.Time) error {
+	if err := pix.Location.validate(t.id); err != nil {
+		return err
+	}
 	return t.move(TxPending, TxPixQRCodeGenerated, now, func() {
 		pix.ExpiresAt = pix.ExpiresAt.UTC()
+		pix.QRCodePNG = bytes.Clone(pix.QRCodePNG)
 		t.pix = &pix
 	})
 }
@@ -353,7 +362,7 @@ func (t *Transaction) Pay(p Payment, now time.Time) error {
 	err := t.move(TxPixQRCodeGenerated, TxPaid, now, func() {
 		paid, fee, at := p.AmountPaid, p.Fee, p.PaidAt.UTC().Truncate(time.Millisecond)
 		t.amountPaid, t.feeAmount, t.paymentDate = &paid, &fee, &at
-		t.endToEnd, t.payer, t.receiver = p.EndToEnd, p.Payer, p.Receiver
+		t.endToEnd, t.payer, t.receiver = p.EndToEnd, clonePtr(p.Payer), clonePtr(p.Receiver)
 	})
 	if err == nil {
 		t.post(MovePayment, LedgerClearing, LedgerAvailable, p.AmountPaid, false)

@@ -14,9 +14,9 @@ import (
 // arrow is one move of a state table.
 type arrow[S ~string] struct{ from, to S }
 
-// contractTxTable is the transaction state table of the README, written out independently
-// of the domain's own table.
-var contractTxTable = []arrow[domain.TransactionStatus]{
+// documentedTxTable is the transaction state table of docs/API.md, States and transitions,
+// written out independently of the domain's own table.
+var documentedTxTable = []arrow[domain.TransactionStatus]{
 	{domain.TxPending, domain.TxPixQRCodeGenerated},
 	{domain.TxPending, domain.TxFailed},
 	{domain.TxPixQRCodeGenerated, domain.TxPaid},
@@ -58,12 +58,12 @@ func TestTransactionStatusFinal(t *testing.T) {
 	final := []domain.TransactionStatus{domain.TxRefunded, domain.TxInfraction, domain.TxFailed}
 	for _, s := range domain.TransactionStatuses() {
 		want := slices.Contains(final, s)
-		t.Run(string(s)+" is final only if the contract says so", func(t *testing.T) {
+		t.Run(string(s)+" is final only if docs/API.md, States and transitions says so", func(t *testing.T) {
 			if got := s.Final(); got != want {
 				t.Fatalf("%s.Final() = %v, want %v", s, got, want)
 			}
 			leaves := false
-			for _, a := range contractTxTable {
+			for _, a := range documentedTxTable {
 				leaves = leaves || a.from == s
 			}
 			if leaves == want {
@@ -73,10 +73,10 @@ func TestTransactionStatusFinal(t *testing.T) {
 	}
 }
 
-func TestTransactionCanMoveMatchesTheContractTable(t *testing.T) {
+func TestTransactionCanMoveMatchesTheDocumentedTable(t *testing.T) {
 	for _, from := range domain.TransactionStatuses() {
 		for _, to := range domain.TransactionStatuses() {
-			want := slices.Contains(contractTxTable, arrow[domain.TransactionStatus]{from, to})
+			want := slices.Contains(documentedTxTable, arrow[domain.TransactionStatus]{from, to})
 			if got := domain.TransactionCanMove(from, to); got != want {
 				t.Errorf("TransactionCanMove(%s, %s) = %v, want %v", from, to, got, want)
 			}
@@ -87,8 +87,8 @@ func TestTransactionCanMoveMatchesTheContractTable(t *testing.T) {
 		for _, tr := range txTriggers {
 			made = append(made, arrow[domain.TransactionStatus]{tr.from, tr.to})
 		}
-		if !sameElements(made, contractTxTable) {
-			t.Fatalf("triggers make %v, the contract table is %v", made, contractTxTable)
+		if !sameElements(made, documentedTxTable) {
+			t.Fatalf("triggers make %v, the documented table is %v", made, documentedTxTable)
 		}
 	})
 }
@@ -729,22 +729,22 @@ func TestTransactionEvents(t *testing.T) {
 		}
 	})
 
-	t.Run("Events returns a copy and ClearEvents forgets them", func(t *testing.T) {
+	t.Run("Events returns a copy and MarkStored forgets them", func(t *testing.T) {
 		tx, now := txAt(t, validOrder(), txPaths[2])
 		ev := tx.Events()
 		ev[0].Type = "changed"
 		if tx.Events()[0].Type != "transaction.pix_qrcode_generated" {
 			t.Fatal("Events() exposes the transaction's own slice")
 		}
-		tx.ClearEvents()
+		tx.MarkStored(tx.Version() + 1)
 		if len(tx.Events()) != 0 {
-			t.Fatal("ClearEvents kept events")
+			t.Fatal("MarkStored kept events")
 		}
 		if err := tx.RequestRefund(nextRefund(tx), now.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		if got := tx.Events(); len(got) != 1 || got[0].Type != "transaction.processing_refund" {
-			t.Fatalf("after ClearEvents and a transition: %+v", got)
+			t.Fatalf("after MarkStored and a transition: %+v", got)
 		}
 	})
 
@@ -770,7 +770,7 @@ func TestTransactionRecordRoundTrip(t *testing.T) {
 	for _, path := range txPaths {
 		t.Run(path.name+" survives Record and UnmarshalTransactionFromDatabase", func(t *testing.T) {
 			tx, now := txAt(t, validOrder(), path)
-			tx.SetVersion(7)
+			tx.MarkStored(7)
 			rec := tx.Record()
 			back := domain.UnmarshalTransactionFromDatabase(rec)
 			if !reflect.DeepEqual(back.Record(), rec) {

@@ -25,6 +25,14 @@ func WithdrawalStatuses() []WithdrawalStatus {
 	return []WithdrawalStatus{WdPending, WdProcessing, WdProcessed, WdFailed, WdCanceled, WdRefunded, WdRejected}
 }
 
+// ParseWithdrawalStatus accepts exactly one of WithdrawalStatuses.
+func ParseWithdrawalStatus(s string) (WithdrawalStatus, error) {
+	if slices.Contains(WithdrawalStatuses(), WithdrawalStatus(s)) {
+		return WithdrawalStatus(s), nil
+	}
+	return "", fmt.Errorf("unknown withdrawal status %q", s)
+}
+
 // Final tells whether no transition leaves s.
 func (s WithdrawalStatus) Final() bool {
 	return s == WdCanceled || s == WdFailed || s == WdRejected || s == WdRefunded
@@ -63,7 +71,8 @@ type Payout struct {
 }
 
 // Withdrawal is a PIX payout of a merchant's balance and its lifecycle. Build it with
-// NewWithdrawal; storage adapters rebuild it with UnmarshalWithdrawalFromDatabase.
+// NewWithdrawal; storage adapters rebuild it with UnmarshalWithdrawalFromDatabase and record
+// their writes with MarkStored. Getters return copies (see clone.go).
 type Withdrawal struct {
 	id              string
 	accountID       string
@@ -100,7 +109,7 @@ func NewWithdrawal(id, accountID, acquirer string, p Payout, idem Idempotency, n
 	p.PixKey = key
 	now = now.UTC().Truncate(time.Millisecond)
 	w := &Withdrawal{
-		id: id, accountID: accountID, acquirer: acquirer, payout: p, idempotency: idem,
+		id: id, accountID: accountID, acquirer: acquirer, payout: p.clone(), idempotency: idem,
 		createdAt: now, status: WdPending,
 		history: []StatusEntry[WithdrawalStatus]{{Status: WdPending, Date: now}},
 	}
@@ -136,7 +145,9 @@ type WithdrawalRecord struct {
 }
 
 // UnmarshalWithdrawalFromDatabase rebuilds a stored withdrawal. It should be used only by
-// storage adapters, for records this program wrote itself: it does not validate.
+// storage adapters, for records this program wrote itself: it does not validate (the adapter
+// checks the status it read with ParseWithdrawalStatus). The withdrawal shares what r points
+// at, which neither side may change afterwards (see clone.go).
 func UnmarshalWithdrawalFromDatabase(r WithdrawalRecord) *Withdrawal {
 	return &Withdrawal{
 		id: r.ID, accountID: r.AccountID, acquirer: r.Acquirer, payout: r.Payout,
@@ -146,7 +157,8 @@ func UnmarshalWithdrawalFromDatabase(r WithdrawalRecord) *Withdrawal {
 	}
 }
 
-// Record is the withdrawal as a storage adapter keeps it.
+// Record is the withdrawal as a storage adapter keeps it. It is meant for storage adapters
+// only, and shares what it points at with the withdrawal: neither side may change it.
 func (w *Withdrawal) Record() WithdrawalRecord {
 	return WithdrawalRecord{
 		ID: w.id, AccountID: w.accountID, Acquirer: w.acquirer, Payout: w.payout,
@@ -160,42 +172,44 @@ func (w *Withdrawal) Record() WithdrawalRecord {
 func (w *Withdrawal) ID() string                               { return w.id }
 func (w *Withdrawal) AccountID() string                        { return w.accountID }
 func (w *Withdrawal) Acquirer() string                         { return w.acquirer }
-func (w *Withdrawal) Payout() Payout                           { return w.payout }
+func (w *Withdrawal) Payout() Payout                           { return w.payout.clone() }
 func (w *Withdrawal) Amount() Cents                            { return w.payout.Amount }
 func (w *Withdrawal) Fee() Cents                               { return w.payout.Fee }
 func (w *Withdrawal) Idempotency() Idempotency                 { return w.idempotency }
 func (w *Withdrawal) CreatedAt() time.Time                     { return w.createdAt }
 func (w *Withdrawal) Status() WithdrawalStatus                 { return w.status }
 func (w *Withdrawal) History() []StatusEntry[WithdrawalStatus] { return slices.Clone(w.history) }
-func (w *Withdrawal) AmountWithdrawn() *Cents                  { return w.amountWithdrawn }
-func (w *Withdrawal) ProcessedDate() *time.Time                { return w.processedDate }
+func (w *Withdrawal) AmountWithdrawn() *Cents                  { return clonePtr(w.amountWithdrawn) }
+func (w *Withdrawal) ProcessedDate() *time.Time                { return clonePtr(w.processedDate) }
 func (w *Withdrawal) ErrorMessage() string                     { return w.errorMessage }
 func (w *Withdrawal) EndToEnd() string                         { return w.endToEnd }
 func (w *Withdrawal) UpdatedAt() time.Time                     { return w.history[len(w.history)-1].Date }
 func (w *Withdrawal) Version() int64                           { return w.version }
 
-// SetVersion is for storage adapters only: they record the version they wrote.
-func (w *Withdrawal) SetVersion(v int64) { w.version = v }
-
 // Total is what the withdrawal takes out of the balance: amount plus fee.
 func (w *Withdrawal) Total() Cents { return w.payout.Amount + w.payout.Fee }
 
-// Events returns the events raised since the withdrawal was built or loaded, oldest first.
+// Events returns the events raised since the withdrawal was built, loaded or stored, oldest
+// first.
 func (w *Withdrawal) Events() []Event { return slices.Clone(w.events) }
 
-// Postings returns the ledger movements raised since the withdrawal was built or loaded.
+// Postings returns the ledger movements raised since the withdrawal was built, loaded or
+// stored.
 func (w *Withdrawal) Postings() []Posting { return slices.Clone(w.postings) }
 
-// ClearEvents forgets the raised events and postings once they are stored.
-func (w *Withdrawal) ClearEvents() { w.events, w.postings = nil, nil }
+// MarkStored is for storage adapters only, and the only way the version changes: the adapter
+// that writes the withdrawal, with its events and postings in the same write, records the
+// version it wrote, and the withdrawal forgets the events and postings stored with it.
+func (w *Withdrawal) MarkStored(version int64) {
+	w.version, w.events, w.postings = version, nil, nil
+}
 
+// move applies one trigger of the state table (history.go's move), posts the money's return
+// when the withdrawal stops holding it, and raises its event.
 func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()) error {
-	if w.status != from || !WithdrawalCanMove(from, to) {
-		return &InvalidTransitionError{Resource: string(ResourceWithdrawal), From: string(w.status), To: string(to)}
+	if err := move(ResourceWithdrawal, &w.status, &w.history, from, to, WithdrawalCanMove, now, apply); err != nil {
+		return err
 	}
-	apply()
-	w.status = to
-	w.history = enter(w.history, to, now)
 	if !to.HoldsMoney() {
 		w.post(MoveWithdrawalReversal, LedgerPayouts, LedgerAvailable, false)
 	}
@@ -204,7 +218,7 @@ func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()
 		snap.history = slices.Clone(w.history)
 		snap.events, snap.postings = nil, nil
 		w.events = append(w.events, Event{
-			ID: newEventID(), Type: EventType(ResourceWithdrawal, string(to)),
+			ID: NewID(), Type: EventType(ResourceWithdrawal, string(to)),
 			AccountID: w.accountID, ResourceID: w.id, Kind: ResourceWithdrawal,
 			WebhookURL: w.payout.WebhookURL, CreatedAt: w.UpdatedAt(), Withdrawal: &snap,
 		})

@@ -11,8 +11,8 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// contractWdTable is the withdrawal withdrawal state table, as WithdrawalStatus states it.
-var contractWdTable = []arrow[domain.WithdrawalStatus]{
+// documentedWdTable is the withdrawal state table of docs/API.md, States and transitions.
+var documentedWdTable = []arrow[domain.WithdrawalStatus]{
 	{domain.WdPending, domain.WdProcessing},
 	{domain.WdPending, domain.WdCanceled},
 	{domain.WdProcessing, domain.WdProcessed},
@@ -29,7 +29,7 @@ func TestWithdrawalStatuses(t *testing.T) {
 	final := []domain.WithdrawalStatus{domain.WdCanceled, domain.WdFailed, domain.WdRejected, domain.WdRefunded}
 	holds := []domain.WithdrawalStatus{domain.WdPending, domain.WdProcessing, domain.WdProcessed}
 	for _, s := range want {
-		t.Run(string(s)+" is final and holds money as the contract says", func(t *testing.T) {
+		t.Run(string(s)+" is final and holds money as docs/API.md, Ledger says", func(t *testing.T) {
 			if got := s.Final(); got != slices.Contains(final, s) {
 				t.Fatalf("%s.Final() = %v", s, got)
 			}
@@ -37,7 +37,7 @@ func TestWithdrawalStatuses(t *testing.T) {
 				t.Fatalf("%s.HoldsMoney() = %v", s, got)
 			}
 			leaves := false
-			for _, a := range contractWdTable {
+			for _, a := range documentedWdTable {
 				leaves = leaves || a.from == s
 			}
 			if leaves == s.Final() {
@@ -47,10 +47,10 @@ func TestWithdrawalStatuses(t *testing.T) {
 	}
 }
 
-func TestWithdrawalCanMoveMatchesTheContractTable(t *testing.T) {
+func TestWithdrawalCanMoveMatchesTheDocumentedTable(t *testing.T) {
 	for _, from := range domain.WithdrawalStatuses() {
 		for _, to := range domain.WithdrawalStatuses() {
-			want := slices.Contains(contractWdTable, arrow[domain.WithdrawalStatus]{from, to})
+			want := slices.Contains(documentedWdTable, arrow[domain.WithdrawalStatus]{from, to})
 			if got := domain.WithdrawalCanMove(from, to); got != want {
 				t.Errorf("WithdrawalCanMove(%s, %s) = %v, want %v", from, to, got, want)
 			}
@@ -61,8 +61,8 @@ func TestWithdrawalCanMoveMatchesTheContractTable(t *testing.T) {
 		for _, tr := range wdTriggers {
 			made = append(made, arrow[domain.WithdrawalStatus]{tr.from, tr.to})
 		}
-		if !sameElements(made, contractWdTable) {
-			t.Fatalf("triggers make %v, the contract table is %v", made, contractWdTable)
+		if !sameElements(made, documentedWdTable) {
+			t.Fatalf("triggers make %v, the documented table is %v", made, documentedWdTable)
 		}
 	})
 }
@@ -223,9 +223,9 @@ func TestWithdrawalFieldsSetByTransitions(t *testing.T) {
 		if events[0].Withdrawal.AmountWithdrawn() != nil {
 			t.Fatal("the PROCESSING snapshot shows the later amount withdrawn")
 		}
-		w.ClearEvents()
+		w.MarkStored(w.Version() + 1)
 		if len(w.Events()) != 0 {
-			t.Fatal("ClearEvents kept events")
+			t.Fatal("MarkStored kept events")
 		}
 	})
 }
@@ -397,7 +397,7 @@ func TestWithdrawalRecordRoundTrip(t *testing.T) {
 	for _, path := range wdPaths {
 		t.Run(path.name+" survives Record and UnmarshalWithdrawalFromDatabase", func(t *testing.T) {
 			w, now := wdAt(t, validPayout(), path)
-			w.SetVersion(3)
+			w.MarkStored(3)
 			rec := w.Record()
 			back := domain.UnmarshalWithdrawalFromDatabase(rec)
 			if !reflect.DeepEqual(back.Record(), rec) {

@@ -35,4 +35,9 @@ var (
 	// ErrUpstreamUnavailable: the upstream authentication provider could not be reached, timed
 	// out, failed (5xx) or answered something that is not a token response. It maps to 502.
 	ErrUpstreamUnavailable = errors.New("upstream authentication provider unavailable")
+
+	// ErrOverloaded: the work was refused before it began, because as much of it as the
+	// adapter lets wait is waiting already (the QR renderer's queue). Nothing was done or
+	// written; a retry a moment later may succeed. It maps to 503 with Retry-After.
+	ErrOverloaded = errors.New("overloaded")
 )

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -15,6 +16,16 @@ const (
 	DeliveryDelivered DeliveryStatus = "delivered" // a 2xx answer came back
 	DeliveryFailed    DeliveryStatus = "failed"    // the schedule ran out, or 410 Gone; kept
 )
+
+// ParseDeliveryStatus accepts exactly one of the delivery statuses; storage adapters check
+// with it what they read.
+func ParseDeliveryStatus(s string) (DeliveryStatus, error) {
+	switch st := DeliveryStatus(s); st {
+	case DeliveryPending, DeliveryDelivered, DeliveryFailed:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown delivery status %q", s)
+}
 
 // Attempt records one delivery attempt.
 type Attempt struct {

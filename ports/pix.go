@@ -22,7 +22,9 @@ type PixEmitter interface {
 //
 // RenderPNG is safe for concurrent use; implementations bound how many images they draw at once
 // (drawing is the costliest step of creating a transaction) and wait for a slot, giving up with
-// ctx.Err() when the context ends first. The PNG, decoded by any QR reader, is exactly content.
+// ctx.Err() when the context ends first. A renderer whose queue of waiting callers is full
+// answers ErrOverloaded at once, having drawn nothing. The PNG, decoded by any QR reader, is
+// exactly content.
 type QRRenderer interface {
 	RenderPNG(ctx context.Context, content string) ([]byte, error)
 }

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -27,10 +28,27 @@ type TransactionFilter struct {
 	MaxAmount        *domain.Cents // inclusive
 }
 
-// Page asks for one page of a list: Number counts from 1, Size is at least 1.
+// Page asks for one page of a list: Number counts from 1, Size is at least 1. Every store reads
+// a Number or a Size below 1 as 1 (Clamped), and answers a page past the end, however far, as
+// an empty page.
 type Page struct {
 	Number int
 	Size   int
+}
+
+// Clamped is p as stores read it: Number and Size at least 1.
+func (p Page) Clamped() Page {
+	return Page{Number: max(p.Number, 1), Size: max(p.Size, 1)}
+}
+
+// Skip is how many items come before the clamped page, math.MaxInt when that many would not
+// fit in an int.
+func (p Page) Skip() int {
+	p = p.Clamped()
+	if p.Number-1 > math.MaxInt/p.Size {
+		return math.MaxInt
+	}
+	return (p.Number - 1) * p.Size
 }
 
 // TransactionPage is one page of a list and the number of transactions matching the filter.
@@ -49,7 +67,9 @@ type TransactionPage struct {
 type TransactionRepository interface {
 	// Create stores a new transaction and its raised events. It answers ErrDuplicate when the
 	// id exists, when another transaction has the same payment token, or when the account already has a transaction with the same non-empty
-	// idempotency key (the caller then reads the winner with GetByIdempotencyKey).
+	// idempotency key (the caller then reads the winner with GetByIdempotencyKey). Once stored,
+	// Create calls t.MarkStored(1): t is at version 1 and no longer holds the events and
+	// postings stored with it.
 	Create(ctx context.Context, t *domain.Transaction) error
 
 	// Get returns one transaction of the account.
@@ -67,6 +87,16 @@ type TransactionRepository interface {
 	// domain.ErrNotFound. The look-up is by an index (never a scan), so an unknown token costs
 	// what a known one does.
 	FindByPaymentToken(ctx context.Context, token string) (*domain.Transaction, error)
+
+	// FindByPixLocation returns the transaction whose dynamic charge has location id id,
+	// whatever its account (the location is a capability URL), or domain.ErrNotFound. Like
+	// FindByPaymentToken, the look-up is by an index, never a scan.
+	FindByPixLocation(ctx context.Context, id string) (*domain.Transaction, error)
+
+	// FindByCobTxID returns the transaction whose dynamic charge has txid txid, whatever its
+	// account (for the acquirer's callback), or domain.ErrNotFound, through an index. Create
+	// answers ErrDuplicate for a location id or a cob txid that another transaction has.
+	FindByCobTxID(ctx context.Context, txid string) (*domain.Transaction, error)
 
 	// List returns one page of the transactions matching f, ordered by createdAt descending,
 	// then id descending. A page past the end has no items and the right Total.

@@ -17,9 +17,24 @@ type WebhookMessage struct {
 	Secrets   []string  // the account's signing secrets ("whsec_<base64>"): one signature each
 }
 
+// WebhookVerdict is what a receiver's answer means for the delivery, as the sender reads it.
+type WebhookVerdict int
+
+const (
+	// WebhookRetry: the receiver did not take the event (any status but a 2xx and 410, a 3xx
+	// included); the delivery is tried again on its schedule. The zero value.
+	WebhookRetry WebhookVerdict = iota
+	// WebhookDelivered: the receiver took the event (a 2xx).
+	WebhookDelivered
+	// WebhookGone: the receiver says the endpoint is gone for good (410 Gone); no more attempts.
+	WebhookGone
+)
+
 // WebhookResponse is what a receiver answered.
 type WebhookResponse struct {
 	StatusCode int
+	// Verdict is what StatusCode means for the delivery.
+	Verdict WebhookVerdict
 	// RetryAfter is the delay the receiver asked for in Retry-After (seconds or an HTTP date),
 	// zero when it asked for none or wrote something unreadable.
 	RetryAfter time.Duration
@@ -33,7 +48,8 @@ var ErrWebhookAddressRefused = errors.New("webhook destination address refused")
 // WebhookSender makes one HTTP delivery attempt of a notification, signed per Standard Webhooks.
 //
 // Send is safe for concurrent use. Any answer, whatever its status (a 3xx included: redirects
-// are not followed), is a WebhookResponse and a nil error; judging it is the caller's business.
+// are not followed), is a WebhookResponse with its verdict and a nil error; when to try again
+// is the caller's business.
 // No answer is an error: ErrWebhookAddressRefused when the destination is refused, the
 // context's error when ctx ended first, otherwise a transport failure (name resolution,
 // connection, TLS, timeout, connection closed). Error texts are recorded with the attempt and

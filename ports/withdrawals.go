@@ -18,7 +18,8 @@ type WithdrawalRepository interface {
 	// movement of one account are serialised by the ledger: two of them can never pass the
 	// check on the same money. ErrDuplicate as TransactionRepository.Create, decided before the
 	// balance is checked: a retried request whose first attempt spent the balance must find its
-	// withdrawal (a replay), not an insufficient balance.
+	// withdrawal (a replay), not an insufficient balance. Once stored, Create calls
+	// w.MarkStored(1), as TransactionRepository.Create does.
 	Create(ctx context.Context, w *domain.Withdrawal) error
 
 	// Get returns one withdrawal of the account.

@@ -18,7 +18,7 @@ import (
 )
 
 // AcquirerDeps are the use case and the shared secret of POST /acquirer/pix, the acquirer's
-// payment notifications. Without both the route does not exist.
+// payment notifications (Deps.Acquirer: without it the route does not exist).
 type AcquirerDeps struct {
 	Notifications *application.ApplyPixNotifications
 	// Secret is what the acquirer sends as "Authorization: Bearer <secret>".
@@ -28,7 +28,7 @@ type AcquirerDeps struct {
 // acquirerRoutes registers POST /acquirer/pix, the acquirer's payment notifications.
 func (s *Server) acquirerRoutes(r *mux.Router) {
 	d := s.deps.Acquirer
-	if d.Notifications == nil || d.Secret == "" {
+	if d == nil {
 		return
 	}
 	r.Name("acquirer.pix").Methods(http.MethodPost).Path("/acquirer/pix").
@@ -104,17 +104,27 @@ var (
 	// acquirerIDRule: end-to-end ids (endToEndId, rtrId) are 32 characters [a-zA-Z0-9].
 	acquirerIDRule = acquirerAlnum(32, 32, "must be an end-to-end id: 32 letters and digits")
 	// acquirerTxIDRule: API Pix txids and refund ids have 1 to 35 characters [a-zA-Z0-9].
-	acquirerTxIDRule  = acquirerAlnum(1, 35, "must have 1 to 35 letters and digits")
-	acquirerValorRule = parsed(func(s string) error {
+	acquirerTxIDRule = acquirerAlnum(1, 35, "must have 1 to 35 letters and digits")
+	// acquirerTimeRule checks an RFC 3339 time that nothing maps (a refund's horario).
+	acquirerTimeRule = acquirerTimeInto(new(time.Time))
+)
+
+// acquirerValorInto checks an amount in reais (positive, two decimals) and keeps it in *dst.
+func acquirerValorInto(dst *domain.Cents) validation.Rule {
+	return into(dst, func(s string) (domain.Cents, error) {
 		c, err := domain.ParseReais(s)
 		if err == nil && c < 1 {
-			return domain.ErrAmountOutOfRange{Amount: c}
+			return 0, domain.ErrAmountOutOfRange{Amount: c}
 		}
-		return err
+		return c, err
 	}, "invalid_format", "must be a positive amount in reais with two decimals, such as 10.00")
-	acquirerTimeRule = parsed(func(s string) error { _, err := time.Parse(time.RFC3339Nano, s); return err },
+}
+
+// acquirerTimeInto checks an RFC 3339 time and keeps it in *dst.
+func acquirerTimeInto(dst *time.Time) validation.Rule {
+	return into(dst, func(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) },
 		"invalid_format", "must be an RFC 3339 date-time")
-)
+}
 
 var errAcquirerFormat = errors.New("not letters and digits of the right length")
 
@@ -133,35 +143,53 @@ func acquirerAlnum(min, max int, message string) validation.Rule {
 	}, "invalid_format", message)
 }
 
-func (c *acquirerCallback) validate() []FieldError {
-	return fieldErrors("", validation.ValidateStruct(c,
-		validation.Field(&c.Pix, required),
-	))
+// parse checks every rule of the callback and maps it to the use case's input in the same
+// pass: each amount and time is kept as its rule parsed it. The notifications are meaningful
+// only when no field error is returned.
+func (c *acquirerCallback) parse() ([]application.PixNotification, []FieldError) {
+	out := make([]application.PixNotification, len(c.Pix))
+	err := validation.ValidateStruct(c,
+		validation.Field(&c.Pix, required, eachInto(c.Pix, out, (*acquirerPix).parse)),
+	)
+	if fields := fieldErrors("", err); len(fields) > 0 {
+		return nil, fields
+	}
+	return out, nil
 }
 
-func (p acquirerPix) Validate() error {
-	return validation.ValidateStruct(&p,
+func (p *acquirerPix) parse(n *application.PixNotification) error {
+	n.Refunds = make([]application.PixRefund, len(p.Devolucoes))
+	err := validation.ValidateStruct(p,
 		validation.Field(&p.EndToEndID, required, acquirerIDRule),
 		validation.Field(&p.TxID, required, acquirerTxIDRule),
-		validation.Field(&p.Valor, required, acquirerValorRule),
+		validation.Field(&p.Valor, required, acquirerValorInto(&n.Amount)),
 		validation.Field(&p.Chave, length(1, 77)),
-		validation.Field(&p.Horario, required, acquirerTimeRule),
+		validation.Field(&p.Horario, required, acquirerTimeInto(&n.PaidAt)),
 		validation.Field(&p.InfoPagador, length(0, 140)),
-		validation.Field(&p.Devolucoes),
+		validation.Field(&p.Devolucoes, eachInto(p.Devolucoes, n.Refunds, (*acquirerDevolucao).parse)),
 	)
+	if err == nil {
+		n.EndToEndID, n.TxID = *p.EndToEndID, *p.TxID
+	}
+	return err
 }
 
-func (d acquirerDevolucao) Validate() error {
-	return validation.ValidateStruct(&d,
+func (d *acquirerDevolucao) parse(r *application.PixRefund) error {
+	err := validation.ValidateStruct(d,
 		validation.Field(&d.ID, required, acquirerTxIDRule),
 		validation.Field(&d.RtrID, required, acquirerIDRule),
-		validation.Field(&d.Valor, required, acquirerValorRule),
+		validation.Field(&d.Valor, required, acquirerValorInto(&r.Amount)),
 		validation.Field(&d.Natureza, oneOf("ORIGINAL", "RETIRADA", "MED_OPERACIONAL", "MED_FRAUDE")),
 		validation.Field(&d.Horario, required),
 		validation.Field(&d.Status, required, oneOf(string(application.PixRefundInProgress),
 			string(application.PixRefundReturned), string(application.PixRefundNotDone))),
 		validation.Field(&d.Motivo, length(0, 140)),
 	)
+	if err == nil {
+		r.ID, r.ReturnID, r.Status = *d.ID, *d.RtrID, application.PixRefundStatus(*d.Status)
+		r.Reason = strings.TrimSpace(str(d.Motivo))
+	}
+	return err
 }
 
 func (h acquirerRefundHorario) Validate() error {
@@ -169,25 +197,6 @@ func (h acquirerRefundHorario) Validate() error {
 		validation.Field(&h.Solicitacao, required, acquirerTimeRule),
 		validation.Field(&h.Liquidacao, acquirerTimeRule),
 	)
-}
-
-// notifications maps a valid callback to the use case's input. Call it only after validate.
-func (c *acquirerCallback) notifications() []application.PixNotification {
-	out := make([]application.PixNotification, 0, len(c.Pix))
-	for _, p := range c.Pix {
-		amount, _ := domain.ParseReais(*p.Valor)
-		at, _ := time.Parse(time.RFC3339Nano, *p.Horario)
-		n := application.PixNotification{EndToEndID: *p.EndToEndID, TxID: *p.TxID, Amount: amount, PaidAt: at}
-		for _, d := range p.Devolucoes {
-			v, _ := domain.ParseReais(*d.Valor)
-			n.Refunds = append(n.Refunds, application.PixRefund{
-				ID: *d.ID, ReturnID: *d.RtrID, Amount: v, Status: application.PixRefundStatus(*d.Status),
-				Reason: strings.TrimSpace(str(d.Motivo)),
-			})
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // acquirerResultsView is the 200 body of POST /acquirer/pix: one result per `pix` entry, in
@@ -227,11 +236,12 @@ func (s *Server) acquirerPix(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("must have at most %d entries", maxAcquirerEntries)}})
 		return
 	}
-	if fields = mergeFieldErrors(fields, req.validate()); len(fields) > 0 {
+	notifications, parseErrs := req.parse()
+	if fields = mergeFieldErrors(fields, parseErrs); len(fields) > 0 {
 		validationFailed(w, r, fields)
 		return
 	}
-	results, err := s.deps.Acquirer.Notifications.Execute(r.Context(), req.notifications())
+	results, err := s.deps.Acquirer.Notifications.Execute(r.Context(), notifications)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -29,7 +29,7 @@ type TokenGranter interface {
 	Execute(ctx context.Context, clientID, clientSecret string, scopes []domain.Scope) (application.TokenGrant, error)
 }
 
-// AuthDeps are the use cases of the authentication routes. A nil field leaves its routes out.
+// AuthDeps are the use cases of the authentication routes, all required but Limits.
 type AuthDeps struct {
 	// Token serves POST and GET /auth/token, POST /oauth/token and the authorization server
 	// metadata (GET /.well-known/oauth-authorization-server).
@@ -57,40 +57,25 @@ type AuthDeps struct {
 
 // authRoutes registers the token, JWKS, credential and webhook-secret routes.
 func (s *Server) authRoutes(r *mux.Router) {
-	d := s.deps.Auth
-	if d.Token != nil {
-		r.Name("auth.token").Methods(http.MethodPost).Path("/auth/token").HandlerFunc(s.tokenGuard(s.postToken(documentStyle)))
-		r.Name("auth.token.get").Methods(http.MethodGet).Path("/auth/token").HandlerFunc(s.tokenGuard(s.getToken))
-		r.Name("oauth.token").Methods(http.MethodPost).Path("/oauth/token").HandlerFunc(s.tokenGuard(s.postToken(rfc6749Style)))
-		r.Name("oauth.metadata").Methods(http.MethodGet).Path("/.well-known/oauth-authorization-server").HandlerFunc(s.oauthMetadata)
-	}
-	if d.JWKS != nil {
-		r.Name("auth.jwks").Methods(http.MethodGet).Path("/.well-known/jwks.json").HandlerFunc(s.jwks)
-	}
+	r.Name("auth.token").Methods(http.MethodPost).Path("/auth/token").HandlerFunc(s.tokenGuard(s.postToken(documentStyle)))
+	r.Name("auth.token.get").Methods(http.MethodGet).Path("/auth/token").HandlerFunc(s.tokenGuard(s.getToken))
+	r.Name("oauth.token").Methods(http.MethodPost).Path("/oauth/token").HandlerFunc(s.tokenGuard(s.postToken(rfc6749Style)))
+	r.Name("oauth.metadata").Methods(http.MethodGet).Path("/.well-known/oauth-authorization-server").HandlerFunc(s.oauthMetadata)
+	r.Name("auth.jwks").Methods(http.MethodGet).Path("/.well-known/jwks.json").HandlerFunc(s.jwks)
 	// Credentials and the webhook secret are the keys to the account: a token that lacks
 	// account:admin (a reporting job's, say) can neither mint permanent credentials nor learn
 	// the secret that signs webhooks.
 	admin := domain.ScopeAccountAdmin
-	if d.CreateCredential != nil {
-		r.Name("auth.credentials.create").Methods(http.MethodPost).Path("/auth/credentials").
-			Handler(s.authed(admin, s.createCredential))
-	}
-	if d.ListCredentials != nil {
-		r.Name("auth.credentials.list").Methods(http.MethodGet).Path("/auth/credentials").
-			Handler(s.authed(admin, s.listCredentials))
-	}
-	if d.RevokeCredential != nil {
-		r.Name("auth.credentials.revoke").Methods(http.MethodDelete).Path("/auth/credentials/{clientId}").
-			Handler(s.authed(admin, s.revokeCredential))
-	}
-	if d.GetWebhookSecret != nil {
-		r.Name("webhook.secret.get").Methods(http.MethodGet).Path("/webhook/secret").
-			Handler(s.authed(admin, s.getWebhookSecret))
-	}
-	if d.RotateWebhookSecret != nil {
-		r.Name("webhook.secret.rotate").Methods(http.MethodPost).Path("/webhook/secret/rotate").
-			Handler(s.authed(admin, s.rotateWebhookSecret))
-	}
+	r.Name("auth.credentials.create").Methods(http.MethodPost).Path("/auth/credentials").
+		Handler(s.authed(admin, s.createCredential))
+	r.Name("auth.credentials.list").Methods(http.MethodGet).Path("/auth/credentials").
+		Handler(s.authed(admin, s.listCredentials))
+	r.Name("auth.credentials.revoke").Methods(http.MethodDelete).Path("/auth/credentials/{clientId}").
+		Handler(s.authed(admin, s.revokeCredential))
+	r.Name("webhook.secret.get").Methods(http.MethodGet).Path("/webhook/secret").
+		Handler(s.authed(admin, s.getWebhookSecret))
+	r.Name("webhook.secret.rotate").Methods(http.MethodPost).Path("/webhook/secret/rotate").
+		Handler(s.authed(admin, s.rotateWebhookSecret))
 }
 
 // The token endpoint speaks OAuth 2.0 (RFC 6749 section 5.2 error bodies), not problem
@@ -118,7 +103,7 @@ const (
 type tokenStyle int
 
 const (
-	// documentStyle is /auth/token's, as the interface document has it: expires_in is the Unix
+	// documentStyle is /auth/token's (docs/API.md, Token endpoints): expires_in is the Unix
 	// time of expiry and scope comma-separated, with Keycloak's extra fields.
 	documentStyle tokenStyle = iota
 	// rfc6749Style is /oauth/token's, what OAuth client libraries expect: expires_in is the
@@ -135,7 +120,7 @@ type oauthTokenView struct {
 
 type authTokenView struct {
 	AccessToken      string `json:"access_token"`
-	ExpiresIn        int64  `json:"expires_in"` // Unix time of expiry, as the interface document says
+	ExpiresIn        int64  `json:"expires_in"` // Unix time of expiry (docs/API.md, Token endpoints)
 	RefreshExpiresIn int    `json:"refresh_expires_in"`
 	TokenType        string `json:"token_type"`
 	NotBeforePolicy  int    `json:"not-before-policy"`

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
@@ -81,7 +82,7 @@ func (s *authTestAccounts) CreateAccount(_ context.Context, a *domain.Account) e
 }
 
 func authCopyAccount(a *domain.Account) *domain.Account {
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), a.Webhook(), a.CreatedAt())
+	return domain.UnmarshalAccountFromDatabase(a.Record())
 }
 
 func (s *authTestAccounts) GetAccount(_ context.Context, id string) (*domain.Account, error) {
@@ -234,6 +235,9 @@ type (
 	authUnusedEmitter      struct{ ports.PixEmitter }
 	authUnusedRenderer     struct{ ports.QRRenderer }
 	authUnusedAcquirer     struct{ ports.Acquirer }
+	authUnusedWithdrawals  struct{ ports.WithdrawalRepository }
+	authUnusedLedger       struct{ ports.Ledger }
+	authUnusedOutbox       struct{ ports.Outbox }
 )
 
 const authTestJWKS = `{"keys":[{"kty":"RSA","kid":"k1","n":"AQAB","e":"AQAB"}]}`
@@ -252,7 +256,7 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 	clock := &authTestClock{now: time.Date(2031, 9, 10, 11, 12, 13, 0, time.UTC)}
 	accounts := &authTestAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}}
 	tokens := &authTestTokens{clock: clock, issued: map[string]ports.TokenClaims{}}
-	hasher, err := application.NewSecretHasher([]byte("http-test-key-http-test-key-0123"))
+	hasher, err := system.NewClientSecrets([]byte("http-test-key-http-test-key-0123"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +270,15 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 		GetTransaction:    application.NewGetTransaction(authUnusedTransactions{}),
 		ListTransactions:  application.NewListTransactions(authUnusedTransactions{}),
 		RefundTransaction: application.NewRefundTransaction(authUnusedTransactions{}, authUnusedAcquirer{}, ids, clock, func(error) {}),
+		Withdrawals: httpapi.WithdrawalDeps{
+			Create:  application.NewCreateWithdrawal(authUnusedWithdrawals{}, ids, clock, application.WithdrawalSettings{Acquirer: "SANDBOX"}),
+			Get:     application.NewGetWithdrawal(authUnusedWithdrawals{}),
+			Cancel:  application.NewCancelWithdrawal(authUnusedWithdrawals{}, clock),
+			Balance: application.NewGetBalance(authUnusedLedger{}),
+		},
+		Webhooks:    httpapi.WebhookDeps{ListEvents: application.NewListEvents(authUnusedTransactions{}, authUnusedWithdrawals{}, authUnusedOutbox{})},
+		Ledger:      httpapi.LedgerDeps{Entries: application.NewListEntries(authUnusedLedger{})},
+		PaymentPage: httpapi.PaymentPageDeps{Show: application.NewShowPaymentPage(authUnusedTransactions{}, accounts, clock), Follow: application.NewFollowPayment(authUnusedTransactions{}, clock)},
 		Auth: httpapi.AuthDeps{
 			Token:               granter,
 			JWKS:                []byte(authTestJWKS),
@@ -273,7 +286,7 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 			ListCredentials:     application.NewListCredentials(accounts),
 			RevokeCredential:    application.NewRevokeCredential(accounts, clock),
 			GetWebhookSecret:    application.NewGetWebhookSecret(accounts, clock),
-			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock),
+			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock, hasher),
 		},
 	}
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{}, deps).Handler())

@@ -1,5 +1,5 @@
-// Package httpapi is pixgate's REST adapter: gorilla/mux routes for the interface document's
-// endpoints and pixgate's extensions (refunds, withdrawals, the balance and its statement), strict JSON decoding, request validation with
+// Package httpapi is pixgate's REST adapter (docs/API.md, Extensions): gorilla/mux routes for the
+// core endpoints and pixgate's extensions (refunds, withdrawals, the balance and its statement), strict JSON decoding, request validation with
 // ozzo-validation, RFC 9457 problem answers, the response shapes (masking included) and the
 // middleware every request passes (request id, body limit, panic recovery, logging,
 // authentication and scopes).

@@ -29,9 +29,19 @@ var errorTable = []struct {
 	{domain.ErrAccountDisabled, http.StatusForbidden, "forbidden", "the client account is disabled"},
 	{domain.ErrCredentialLimit, http.StatusUnprocessableEntity, "limit_exceeded",
 		fmt.Sprintf("the account already holds %d credentials that are not revoked; revoke one before creating another", domain.MaxActiveCredentials)},
+	// The request mapping checks every rule the domain's constructors hold, so these reach the
+	// table only if the two drift apart; the merchant still learns what the domain refused.
+	{domain.ErrInvalidOrder, http.StatusUnprocessableEntity, "validation_failed", ""},
+	{domain.ErrInvalidPixKey, http.StatusUnprocessableEntity, "validation_failed", ""},
+	{domain.ErrInvalidPixKeyType, http.StatusUnprocessableEntity, "validation_failed", ""},
+	// A creation that met a stored resource with the same id, payment token or client id (all
+	// random) or a key a concurrent twin took: nothing was stored.
+	{ports.ErrDuplicate, http.StatusConflict, "conflict", "a resource with the same identity already exists; nothing was stored"},
 	{application.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "the idempotency key was used with a different request"},
 	{ports.ErrInvalidToken, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"},
 	{ports.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the service is temporarily unavailable; retry later"},
+	// Too many creations wait for their QR code already; nothing was stored.
+	{ports.ErrOverloaded, http.StatusServiceUnavailable, "unavailable", "too many charges are being created at once; nothing was stored, retry in a moment"},
 	// A change that kept losing to concurrent ones: nothing was stored, a retry will do.
 	{ports.ErrVersionConflict, http.StatusServiceUnavailable, "unavailable", "the resource is busy; retry later"},
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -22,18 +23,18 @@ import (
 // request whose mapping to the domain succeeds (a request the adapter accepts and the domain
 // refuses would answer 500).
 
-// contractFieldCodes are the API's field-level codes (README, Errors).
-var contractFieldCodes = []string{"required", "out_of_range", "too_short", "too_long", "invalid_format",
+// apiFieldCodes are the API's field-level codes (docs/API.md, Errors).
+var apiFieldCodes = []string{"required", "out_of_range", "too_short", "too_long", "invalid_format",
 	"invalid_document", "invalid_enum", "duplicate_value", "unknown_field", "invalid_type"}
 
-// checkFieldErrors holds field errors to the contract: a known code, a message, and a field
+// checkFieldErrors holds field errors to docs/API.md, Errors: a known code, a message, and a field
 // named as sent. The one field that may be empty is an unknown member named "" (`{"": 1}`),
 // which is reported under the name it was sent with.
 func checkFieldErrors(t *testing.T, input string, fields []FieldError) {
 	t.Helper()
 	for _, fe := range fields {
-		if !slices.Contains(contractFieldCodes, fe.Code) {
-			t.Fatalf("%q: field error %+v has a code outside the contract", input, fe)
+		if !slices.Contains(apiFieldCodes, fe.Code) {
+			t.Fatalf("%q: field error %+v has a code outside docs/API.md, Errors", input, fe)
 		}
 		if fe.Message == "" {
 			t.Fatalf("%q: field error %+v has no message", input, fe)
@@ -47,7 +48,7 @@ func checkFieldErrors(t *testing.T, input string, fields []FieldError) {
 	}
 }
 
-// createSeeds are bodies of POST /transaction: valid, broken in each way the contract names,
+// createSeeds are bodies of POST /transaction: valid, broken in each way docs/API.md, Creating a transaction names,
 // and hostile.
 var createSeeds = []string{
 	`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`,
@@ -103,13 +104,13 @@ func FuzzCreateTransactionRequest(f *testing.F) {
 			}
 			return
 		}
-		fields = mergeFieldErrors(fields, req.validate())
+		order, orderErrs := req.parse(now)
+		fields = mergeFieldErrors(fields, orderErrs)
 		checkFieldErrors(t, string(body), fields)
 		if len(fields) > 0 {
 			return
 		}
 		_ = fingerprint(raw)
-		order := req.order()
 		tx, err := domain.NewTransaction("7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f", "payment-token-fuzz-000001", "account", "SANDBOX", order, domain.Idempotency{}, now)
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts an order the domain refuses (a 500): %v", body, err)
@@ -265,14 +266,14 @@ func FuzzWithdrawalRequest(f *testing.F) {
 			}
 			return
 		}
-		fields = mergeFieldErrors(fields, req.validate())
+		key, keyErrs := req.parse()
+		fields = mergeFieldErrors(fields, keyErrs)
 		checkFieldErrors(t, string(body), fields)
 		if len(fields) > 0 {
 			return
 		}
 		_ = fingerprint(raw)
-		key := req.pixKey()
-		receiver, err := application.SandboxPixDirectory(context.Background(), key)
+		receiver, err := sandbox.Directory{}.Resolve(context.Background(), key)
 		if err != nil {
 			t.Fatalf("%q: the adapter accepts a PIX key the directory refuses (a 500): %v", body, err)
 		}
@@ -310,8 +311,8 @@ func FuzzListQuery(f *testing.F) {
 		q, _ := url.ParseQuery(rawQuery) // r.URL.Query() also keeps what parsed and drops the error
 		filter, page, fields := parseListQuery(q)
 		for _, fe := range fields {
-			if !slices.Contains(contractFieldCodes, fe.Code) || fe.Message == "" {
-				t.Fatalf("%q: field error %+v is outside the contract", rawQuery, fe)
+			if !slices.Contains(apiFieldCodes, fe.Code) || fe.Message == "" {
+				t.Fatalf("%q: field error %+v is outside docs/API.md, Errors", rawQuery, fe)
 			}
 			if _, sent := q[fe.Field]; !sent {
 				t.Fatalf("%q: field error %+v names a parameter that was not sent", rawQuery, fe)
@@ -392,12 +393,12 @@ func FuzzAcquirerCallback(f *testing.F) {
 			}
 			return
 		}
-		fields = mergeFieldErrors(fields, req.validate())
+		notes, parseErrs := req.parse()
+		fields = mergeFieldErrors(fields, parseErrs)
 		checkFieldErrors(t, string(body), fields)
 		if len(fields) > 0 {
 			return
 		}
-		notes := req.notifications()
 		if len(notes) != len(req.Pix) || len(notes) > maxAcquirerEntries {
 			t.Fatalf("%q: %d notifications from %d entries", body, len(notes), len(req.Pix))
 		}

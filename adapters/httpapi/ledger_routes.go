@@ -23,8 +23,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// LedgerDeps is the use case of GET /balance/entries, the merchant's statement. Without it the
-// route does not exist. (GET /balance itself is served with the withdrawals, WithdrawalDeps.)
+// LedgerDeps is the use case of GET /balance/entries, the merchant's statement. (GET /balance itself is served with the withdrawals, WithdrawalDeps.)
 type LedgerDeps struct {
 	Entries *application.ListEntries
 }
@@ -41,9 +40,6 @@ const (
 // ledgerRoutes registers GET /balance/entries: the statement as JSON pages, or as one CSV
 // document of every page with Accept: text/csv.
 func (s *Server) ledgerRoutes(r *mux.Router) {
-	if s.deps.Ledger.Entries == nil {
-		return
-	}
 	r.Name("balance.entries").Methods(http.MethodGet).Path("/balance/entries").
 		Handler(s.authed(domain.ScopeBalanceRead, s.listEntries))
 }

@@ -18,44 +18,50 @@ import (
 
 type ctxKey int
 
-const (
-	requestIDKey ctxKey = iota
-	principalKey
-	routeKey
-	headKey // the request came as HEAD and is served as GET
-)
+const stateKey ctxKey = 0
+
+// requestState is what the middleware learns about a request as it goes in, kept in one
+// context value that observe puts there (one allocation and one request copy per request,
+// not one per fact): the request id, the matched route's name (which the router knows and
+// observe logs: mux records the match only on the request it hands inwards), whether the
+// request came as HEAD, and the authenticated principal. Only the request's own goroutine
+// writes it, before the handler that reads it runs.
+type requestState struct {
+	id        string
+	route     string
+	head      bool // the request came as HEAD and is served as GET
+	principal domain.Principal
+}
+
+func stateOf(ctx context.Context) *requestState {
+	s, _ := ctx.Value(stateKey).(*requestState)
+	if s == nil {
+		return &requestState{} // a request that did not go through observe (some tests)
+	}
+	return s
+}
 
 // requestMethod is the method the client sent (HEAD, where headAsGet made it GET).
 func requestMethod(r *http.Request) string {
-	if head, _ := r.Context().Value(headKey).(bool); head {
+	if stateOf(r.Context()).head {
 		return http.MethodHead
 	}
 	return r.Method
 }
 
-// routeHolder carries the matched route's name from the router (which knows it) back out to
-// observe (which logs it): mux records the match only on the request it hands inwards.
-type routeHolder struct{ name string }
-
 // nameRoute is a mux middleware: it runs after matching and records the route's name.
 func nameRoute(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h, ok := r.Context().Value(routeKey).(*routeHolder); ok {
-			h.name = routeName(r)
+		if s, ok := r.Context().Value(stateKey).(*requestState); ok {
+			s.route = routeName(r)
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func requestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
-}
+func requestIDFrom(ctx context.Context) string { return stateOf(ctx).id }
 
-func principalFrom(ctx context.Context) domain.Principal {
-	p, _ := ctx.Value(principalKey).(domain.Principal)
-	return p
-}
+func principalFrom(ctx context.Context) domain.Principal { return stateOf(ctx).principal }
 
 // validRequestID accepts a client's X-Request-Id of 1 to 128 printable ASCII characters.
 func validRequestID(s string) bool {
@@ -125,13 +131,13 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Cache-Control", "no-store") // answers carry account data; a handler may relax it (JWKS)
-		holder := &routeHolder{name: "unmatched"}
-		ctx := context.WithValue(context.WithValue(r.Context(), requestIDKey, id), routeKey, holder)
+		state := &requestState{id: id, route: "unmatched"}
+		ctx := context.WithValue(r.Context(), stateKey, state)
 		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
-			route := holder.name
+			route := state.route
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
@@ -204,7 +210,8 @@ func headAsGet(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		get := r.Clone(context.WithValue(r.Context(), headKey, true))
+		stateOf(r.Context()).head = true
+		get := r.Clone(r.Context())
 		get.Method = http.MethodGet
 		next.ServeHTTP(w, get)
 	})
@@ -259,6 +266,12 @@ func (s *Server) authed(scope domain.Scope, h http.HandlerFunc) http.Handler {
 		if !jsonBodyOrNone(w, r) {
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+		state, ok := r.Context().Value(stateKey).(*requestState)
+		if !ok { // a request that did not go through observe (some tests)
+			state = &requestState{}
+			r = r.WithContext(context.WithValue(r.Context(), stateKey, state))
+		}
+		state.principal = p
+		h(w, r)
 	})
 }

@@ -278,10 +278,6 @@ type payPageView struct {
 }
 
 func (s *Server) paymentPageRoutes(r *mux.Router) {
-	d := s.deps.PaymentPage
-	if d.Show == nil || d.Follow == nil {
-		return
-	}
 	// HEAD reaches them as GET (headAsGet), as every route's.
 	r.Name("payment.page").Methods(http.MethodGet).Path("/pay/{token}").HandlerFunc(s.payLimited(true, s.paymentPage))
 	r.Name("payment.status").Methods(http.MethodGet).Path("/pay/{token}/status").HandlerFunc(s.payLimited(false, s.paymentStatus))

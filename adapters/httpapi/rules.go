@@ -93,17 +93,69 @@ func parsed(parse func(string) error, code, message string) validation.Rule {
 	})
 }
 
+// into applies a domain parser to a string field, failing with code and message, and keeps
+// what it parsed in *dst: the rule that checks a field also maps it, so nothing after
+// validation parses again.
+func into[T any](dst *T, parse func(string) (T, error), code, message string) validation.Rule {
+	return validation.By(func(v any) error {
+		s, ok := deref[string](v)
+		if !ok {
+			return nil
+		}
+		got, err := parse(s)
+		if err != nil {
+			return validation.NewError(code, message)
+		}
+		*dst = got
+		return nil
+	})
+}
+
+// eachInto parses every element of a slice into the matching element of out (as long as in),
+// reporting each element's field errors under its index, as ozzo-validation does for a slice
+// of Validatable values.
+func eachInto[In, Out any](in []In, out []Out, parse func(*In, *Out) error) validation.Rule {
+	return validation.By(func(any) error {
+		errs := validation.Errors{}
+		for i := range in {
+			if err := parse(&in[i], &out[i]); err != nil {
+				errs[strconv.Itoa(i)] = err
+			}
+		}
+		if len(errs) > 0 {
+			return errs
+		}
+		return nil
+	})
+}
+
+// documentInto checks a CPF or CNPJ and keeps it in *dst.
+func documentInto(dst *domain.Document) validation.Rule {
+	return into(dst, domain.ParseDocument, "invalid_document", "must be a valid CPF or CNPJ")
+}
+
+// nested parses a nested object that was present (a nil one passes: presence is the job of
+// required); parse reports the object's field errors under the field's own name.
+func nested[T any](v *T, parse func(*T) error) validation.Rule {
+	return validation.By(func(any) error {
+		if v == nil {
+			return nil
+		}
+		return parse(v)
+	})
+}
+
+const (
+	landlineMessage = "must be a Brazilian landline: area code and 8 digits starting 2 to 5"
+	mobileMessage   = "must be a Brazilian mobile number: area code and 9 digits starting with 9"
+	zipMessage      = "must be a CEP: NNNNN-NNN or NNNNNNNN"
+)
+
 var (
 	documentRule = parsed(func(s string) error { _, err := domain.ParseDocument(s); return err },
 		"invalid_document", "must be a valid CPF or CNPJ")
 	emailRule = parsed(func(s string) error { _, err := domain.ParseEmail(s); return err },
 		"invalid_format", "must be a valid e-mail address")
-	landlineRule = parsed(func(s string) error { _, err := domain.ParseLandline(s); return err },
-		"invalid_format", "must be a Brazilian landline: area code and 8 digits starting 2 to 5")
-	mobileRule = parsed(func(s string) error { _, err := domain.ParseMobile(s); return err },
-		"invalid_format", "must be a Brazilian mobile number: area code and 9 digits starting with 9")
-	zipRule = parsed(func(s string) error { _, err := domain.ParseZipCode(s); return err },
-		"invalid_format", "must be a CEP: NNNNN-NNN or NNNNNNNN")
 	ipRule = parsed(func(s string) error {
 		if net.ParseIP(s) == nil {
 			return errors.New("bad ip")

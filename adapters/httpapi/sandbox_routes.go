@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,64 +12,47 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// SandboxDeps are the use cases of the /sandbox routes that steer transactions. The routes exist
-// only with Config.Sandbox and these use cases set.
+// SandboxDeps are the use cases of the /sandbox routes, which steer transactions and
+// withdrawals as the payers' banks and the acquirer would (adapters/sandbox builds them). The
+// routes exist only with Config.Sandbox, which requires every one of them.
 type SandboxDeps struct {
-	Pay           *application.PaySandboxTransaction
-	OpenDispute   *application.OpenSandboxDispute
-	AcceptDispute *application.AcceptSandboxDispute
-	RejectDispute *application.RejectSandboxDispute
-	FailRefund    *application.FailSandboxRefund
+	PayTransaction   *application.Transition[*domain.Transaction, *domain.AccountHolder]
+	OpenDispute      *application.TransactionStep
+	AcceptDispute    *application.TransactionStep
+	RejectDispute    *application.TransactionStep
+	FailRefund       *application.TransactionStep
+	FailWithdrawal   *application.WithdrawalStep
+	RejectWithdrawal *application.WithdrawalStep
+	RefundWithdrawal *application.WithdrawalStep
 }
 
-// sandboxTransactionStep is a sandbox use case that moves one transaction of the caller's
-// account and takes nothing else.
-type sandboxTransactionStep interface {
-	Execute(ctx context.Context, p domain.Principal, id string) (*domain.Transaction, error)
+// complete tells whether every use case is set.
+func (d SandboxDeps) complete() bool {
+	return d.PayTransaction != nil && d.OpenDispute != nil && d.AcceptDispute != nil && d.RejectDispute != nil &&
+		d.FailRefund != nil && d.FailWithdrawal != nil && d.RejectWithdrawal != nil && d.RefundWithdrawal != nil
 }
 
-// sandboxRoutes registers the /sandbox routes that steer transactions. Each answers 200 with
-// the transaction as its GET shows it afterwards, 409 invalid_transition from a status the step
-// does not leave, 404 for an unknown or another account's id.
+// sandboxRoutes registers the /sandbox routes. Each answers 200 with the resource as its GET
+// shows it afterwards, 409 invalid_transition from a status the step does not leave, 404 for
+// an unknown or another account's id.
 func (s *Server) sandboxRoutes(r *mux.Router) {
 	d := s.deps.Sandbox
-	if d.Pay == nil || d.OpenDispute == nil || d.AcceptDispute == nil || d.RejectDispute == nil || d.FailRefund == nil {
-		return
+	route := func(name, path string, scope domain.Scope, h http.HandlerFunc) {
+		r.Name(name).Methods(http.MethodPost).Path(path).Handler(s.authed(scope, h))
 	}
-	write := domain.ScopeTransactionWrite
-	r.Name("sandbox.transaction.pay").Methods(http.MethodPost).Path("/sandbox/transaction/{id}/pay").
-		Handler(s.authed(write, s.sandboxPay))
-	steps := []struct {
-		name, path string
-		step       sandboxTransactionStep
-	}{
-		{"sandbox.transaction.med.open", "/sandbox/transaction/{id}/med/open", d.OpenDispute},
-		{"sandbox.transaction.med.accept", "/sandbox/transaction/{id}/med/accept", d.AcceptDispute},
-		{"sandbox.transaction.med.reject", "/sandbox/transaction/{id}/med/reject", d.RejectDispute},
-		{"sandbox.transaction.refund.fail", "/sandbox/transaction/{id}/refund/fail", d.FailRefund},
-	}
-	for _, st := range steps {
-		r.Name(st.name).Methods(http.MethodPost).Path(st.path).Handler(s.authed(write, s.sandboxStep(st.step)))
-	}
+	tx, wd := domain.ScopeTransactionWrite, domain.ScopeWithdrawalWrite
+	route("sandbox.transaction.pay", "/sandbox/transaction/{id}/pay", tx, transitionHandler(s, d.PayTransaction, sandboxPayer, s.transactionView))
+	route("sandbox.transaction.med.open", "/sandbox/transaction/{id}/med/open", tx, transitionHandler(s, d.OpenDispute, noInput, s.transactionView))
+	route("sandbox.transaction.med.accept", "/sandbox/transaction/{id}/med/accept", tx, transitionHandler(s, d.AcceptDispute, noInput, s.transactionView))
+	route("sandbox.transaction.med.reject", "/sandbox/transaction/{id}/med/reject", tx, transitionHandler(s, d.RejectDispute, noInput, s.transactionView))
+	route("sandbox.transaction.refund.fail", "/sandbox/transaction/{id}/refund/fail", tx, transitionHandler(s, d.FailRefund, noInput, s.transactionView))
+	route("sandbox.withdrawal.fail", "/sandbox/withdrawal/{id}/fail", wd, transitionHandler(s, d.FailWithdrawal, noInput, s.withdrawalView))
+	route("sandbox.withdrawal.reject", "/sandbox/withdrawal/{id}/reject", wd, transitionHandler(s, d.RejectWithdrawal, noInput, s.withdrawalView))
+	route("sandbox.withdrawal.refund", "/sandbox/withdrawal/{id}/refund", wd, transitionHandler(s, d.RefundWithdrawal, noInput, s.withdrawalView))
 }
 
-func (s *Server) sandboxStep(step sandboxTransactionStep) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := pathID(w, r)
-		if !ok || !emptyBody(w, r) {
-			return
-		}
-		t, err := step.Execute(r.Context(), principalFrom(r.Context()), id)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
-	}
-}
-
-// The optional body of POST /sandbox/transaction/{id}/pay: the payer, an AccountHolder of the
-// interface document. Without a body (or without payer) the sandbox's fixed payer pays.
+// The optional body of POST /sandbox/transaction/{id}/pay: the payer, an account holder
+// (docs/API.md, Response shapes). Without a body (or without payer) the sandbox's fixed payer pays.
 type sandboxPayRequest struct {
 	Payer *sandboxPayerInput `json:"payer"`
 }
@@ -118,18 +100,26 @@ var (
 	})
 )
 
-func (p sandboxPayerInput) Validate() error {
-	docRules := []validation.Rule{required, documentRule}
+// parse checks every rule of the payer and maps it to the domain's AccountHolder in the same
+// pass: the document and the PIX key are kept as their rules parsed them. The holder is
+// meaningful only when no error is returned.
+func (p *sandboxPayerInput) parse(out *domain.AccountHolder) error {
+	docRules := []validation.Rule{required, documentInto(&out.Document)}
 	if p.Type != nil && p.Document != nil {
 		docRules = append(docRules, holderDocumentRule(*p.Type))
 	}
-	return validation.ValidateStruct(&p,
+	err := validation.ValidateStruct(p,
 		validation.Field(&p.Type, required, oneOf(string(domain.HolderPF), string(domain.HolderPJ))),
 		validation.Field(&p.Name, required, personNameRule),
 		validation.Field(&p.Document, docRules...),
 		validation.Field(&p.BankAccount, required),
-		validation.Field(&p.Pix, required),
+		validation.Field(&p.Pix, required, nested(p.Pix, func(k *sandboxPixKeyInput) error { return k.parse(&out.Pix) })),
 	)
+	if err == nil {
+		out.Type, out.Name = domain.HolderType(*p.Type), *p.Name
+		out.BankAccount = domain.BankAccount{Type: *p.BankAccount.Type, Digit: *p.BankAccount.Digit, ISPB: *p.BankAccount.ISPB}
+	}
+	return err
 }
 
 // holderDocumentRule: an individual (PF) has a CPF, a legal entity (PJ) a CNPJ.
@@ -138,7 +128,7 @@ func holderDocumentRule(holderType string) validation.Rule {
 		s, _ := deref[string](v)
 		d, err := domain.ParseDocument(s)
 		if err != nil {
-			return nil // documentRule reports it
+			return nil // documentInto reports it
 		}
 		switch {
 		case holderType == string(domain.HolderPF) && d.Kind() != domain.CPF:
@@ -158,7 +148,9 @@ func (b sandboxBankAccountInput) Validate() error {
 	)
 }
 
-func (k sandboxPixKeyInput) Validate() error {
+// parse checks the key's type, then the key against its type, and keeps the key as the domain
+// normalised it in *dst.
+func (k *sandboxPixKeyInput) parse(dst *domain.PixKey) error {
 	types := make([]string, 0, 5)
 	for _, t := range domain.PixKeyTypes() {
 		types = append(types, string(t))
@@ -166,51 +158,35 @@ func (k sandboxPixKeyInput) Validate() error {
 	keyRules := []validation.Rule{required}
 	if k.Type != nil && slices.Contains(types, *k.Type) {
 		typ := domain.PixKeyType(*k.Type)
-		keyRules = append(keyRules, parsed(func(s string) error { _, err := domain.NewPixKey(typ, s); return err },
+		keyRules = append(keyRules, into(dst, func(s string) (domain.PixKey, error) { return domain.NewPixKey(typ, s) },
 			"invalid_format", "must be a PIX key of its type"))
 	}
-	return validation.ValidateStruct(&k,
+	return validation.ValidateStruct(k,
 		validation.Field(&k.Type, required, oneOf(types...)),
 		validation.Field(&k.Key, keyRules...),
 	)
 }
 
-// holder maps a valid payer to the domain's AccountHolder. Call it only after validation.
-func (p sandboxPayerInput) holder() *domain.AccountHolder {
-	doc, _ := domain.ParseDocument(*p.Document)
-	key, _ := domain.NewPixKey(domain.PixKeyType(*p.Pix.Type), *p.Pix.Key)
-	return &domain.AccountHolder{
-		Type: domain.HolderType(*p.Type), Name: *p.Name, Document: doc,
-		BankAccount: domain.BankAccount{Type: *p.BankAccount.Type, Digit: *p.BankAccount.Digit, ISPB: *p.BankAccount.ISPB},
-		Pix:         key,
+// sandboxPayer reads the optional body of POST /sandbox/transaction/{id}/pay: the payer, nil
+// when the body or its payer is absent.
+func sandboxPayer(w http.ResponseWriter, r *http.Request) (*domain.AccountHolder, bool) {
+	if !hasBody(r) {
+		return nil, true
 	}
-}
-
-func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
+	var req sandboxPayRequest
+	_, fields, ok := decodeBody(w, r, &req)
 	if !ok {
-		return
+		return nil, false
 	}
-	var payer *domain.AccountHolder
-	if hasBody(r) {
-		var req sandboxPayRequest
-		_, fields, ok := decodeBody(w, r, &req)
-		if !ok {
-			return
-		}
-		fields = mergeFieldErrors(fields, fieldErrors("", validation.ValidateStruct(&req, validation.Field(&req.Payer))))
-		if len(fields) > 0 {
-			validationFailed(w, r, fields)
-			return
-		}
-		if req.Payer != nil {
-			payer = req.Payer.holder()
-		}
+	var payer domain.AccountHolder
+	fields = mergeFieldErrors(fields, fieldErrors("", validation.ValidateStruct(&req,
+		validation.Field(&req.Payer, nested(req.Payer, func(p *sandboxPayerInput) error { return p.parse(&payer) })))))
+	if len(fields) > 0 {
+		validationFailed(w, r, fields)
+		return nil, false
 	}
-	t, err := s.deps.Sandbox.Pay.Execute(r.Context(), principalFrom(r.Context()), id, payer)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	if req.Payer == nil {
+		return nil, true
 	}
-	writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
+	return &payer, true
 }

@@ -56,6 +56,12 @@ func (s secFailingStore) Find(context.Context, string) (*domain.Transaction, err
 func (s secFailingStore) FindByPaymentToken(context.Context, string) (*domain.Transaction, error) {
 	return nil, s.fail()
 }
+func (s secFailingStore) FindByPixLocation(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s secFailingStore) FindByCobTxID(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
 func (s secFailingStore) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
 	return ports.TransactionPage{}, s.fail()
 }
@@ -128,14 +134,14 @@ func (l *secLog) String() string {
 
 func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Server, *secLog) {
 	logs := &secLog{}
-	s := New(Config{}, Deps{
+	s := New(Config{}, completeDeps(Deps{
 		Authenticator:     secAuthenticator{},
 		CreateTransaction: application.NewCreateTransaction(repo, emitter, secRenderer{}, secIDs{}, secTokens{}, secClock{}),
 		GetTransaction:    application.NewGetTransaction(repo),
 		ListTransactions:  application.NewListTransactions(repo),
 		RefundTransaction: application.NewRefundTransaction(repo, secAcquirer{}, secIDs{}, secClock{}, func(error) {}),
 		Logger:            slog.New(slog.NewJSONHandler(logs, nil)),
-	})
+	}))
 	return s, logs
 }
 

@@ -40,29 +40,81 @@ type Config struct {
 	PaymentPage PaymentPageConfig
 }
 
-// Deps are the use cases and ports the handlers call. Authenticator and the transaction use
-// cases are required; route groups whose use cases are nil are not registered.
+// Deps are the use cases and ports the handlers call. Every use case is required, and New
+// panics naming each one missing, except the ones marked optional: an optional dependency
+// that is nil leaves out what it serves (said beside it).
 type Deps struct {
 	Authenticator     Authenticator
 	CreateTransaction *application.CreateTransaction
 	GetTransaction    *application.GetTransaction
 	ListTransactions  *application.ListTransactions
 	RefundTransaction *application.RefundTransaction
-	RateLimiter       *RateLimiter // nil: POST /transaction is not limited
-	Ready             ports.Pinger
-	Observer          RequestObserver
-	// Metrics serves GET /metrics with the API; nil when metrics have their own address.
+	// Optional: nil, POST /transaction is not limited.
+	RateLimiter *RateLimiter
+	// Optional: nil, GET /readyz answers ready without checking the store.
+	Ready ports.Pinger
+	// Optional: the time of the request rules that depend on it (a birthdate may not be in the
+	// future); nil, the wall clock, in UTC.
+	Clock ports.Clock
+	// Optional: nil, requests are not observed.
+	Observer RequestObserver
+	// Optional: serves GET /metrics with the API; nil when metrics have their own address.
 	Metrics http.Handler
-	Logger  *slog.Logger
+	// Optional: nil, logs are discarded.
+	Logger *slog.Logger
 
 	// Each route group's use cases, declared beside its routes.
 	Auth        AuthDeps        // auth_routes.go
 	Withdrawals WithdrawalDeps  // withdrawal_routes.go
 	Sandbox     SandboxDeps     // sandbox_routes.go; registered only with Config.Sandbox
-	Acquirer    AcquirerDeps    // acquirer_routes.go
 	Webhooks    WebhookDeps     // webhook_routes.go
 	Ledger      LedgerDeps      // ledger_routes.go
-	PaymentPage PaymentPageDeps // payment_page.go; registered when its use cases are set
+	PaymentPage PaymentPageDeps // payment_page.go
+	// Optional: nil, POST /acquirer/pix does not exist (no acquirer secret is configured).
+	Acquirer *AcquirerDeps // acquirer_routes.go
+	// Optional: nil, the payload locations of dynamic charges do not exist (no public URL).
+	PixLocation *PixLocationDeps // pix_location_routes.go
+}
+
+// missing names the required dependencies that are nil; the sandbox's are required with
+// Config.Sandbox.
+func (d Deps) missing(sandbox bool) []string {
+	var names []string
+	need := func(name string, set bool) {
+		if !set {
+			names = append(names, name)
+		}
+	}
+	need("Authenticator", d.Authenticator != nil)
+	need("CreateTransaction", d.CreateTransaction != nil)
+	need("GetTransaction", d.GetTransaction != nil)
+	need("ListTransactions", d.ListTransactions != nil)
+	need("RefundTransaction", d.RefundTransaction != nil)
+	need("Auth.Token", d.Auth.Token != nil)
+	need("Auth.JWKS", d.Auth.JWKS != nil)
+	need("Auth.CreateCredential", d.Auth.CreateCredential != nil)
+	need("Auth.ListCredentials", d.Auth.ListCredentials != nil)
+	need("Auth.RevokeCredential", d.Auth.RevokeCredential != nil)
+	need("Auth.GetWebhookSecret", d.Auth.GetWebhookSecret != nil)
+	need("Auth.RotateWebhookSecret", d.Auth.RotateWebhookSecret != nil)
+	need("Withdrawals.Create", d.Withdrawals.Create != nil)
+	need("Withdrawals.Get", d.Withdrawals.Get != nil)
+	need("Withdrawals.Cancel", d.Withdrawals.Cancel != nil)
+	need("Withdrawals.Balance", d.Withdrawals.Balance != nil)
+	need("Webhooks.ListEvents", d.Webhooks.ListEvents != nil)
+	need("Ledger.Entries", d.Ledger.Entries != nil)
+	need("PaymentPage.Show", d.PaymentPage.Show != nil)
+	need("PaymentPage.Follow", d.PaymentPage.Follow != nil)
+	need("Sandbox (every use case)", !sandbox || d.Sandbox.complete())
+	if d.Acquirer != nil {
+		need("Acquirer.Notifications", d.Acquirer.Notifications != nil)
+		need("Acquirer.Secret", d.Acquirer.Secret != "")
+	}
+	if d.PixLocation != nil {
+		need("PixLocation.Show", d.PixLocation.Show != nil)
+		need("PixLocation.KeySet", len(d.PixLocation.KeySet) > 0)
+	}
+	return names
 }
 
 // Server is the REST adapter. Build it with New and serve Handler().
@@ -78,9 +130,8 @@ type Server struct {
 
 // New builds the server and its routes.
 func New(cfg Config, deps Deps) *Server {
-	if deps.Authenticator == nil || deps.CreateTransaction == nil || deps.GetTransaction == nil ||
-		deps.ListTransactions == nil || deps.RefundTransaction == nil {
-		panic("httpapi.New: the authenticator and the transaction use cases are required")
+	if missing := deps.missing(cfg.Sandbox); len(missing) > 0 {
+		panic("httpapi.New: missing required dependencies: " + strings.Join(missing, ", "))
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
@@ -89,6 +140,9 @@ func New(cfg Config, deps Deps) *Server {
 	if log == nil {
 		log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
+	if deps.Clock == nil {
+		deps.Clock = wallClock{}
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	cfg.PaymentPage = cfg.PaymentPage.withDefaults()
 	s := &Server{cfg: cfg, deps: deps, log: log, payPage: loadPayPage(), payStreams: newStreamLimits(cfg.PaymentPage)}
@@ -96,26 +150,53 @@ func New(cfg Config, deps Deps) *Server {
 	return s
 }
 
+// wallClock is the clock of a server built without one.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now().UTC() }
+
 // Handler is the whole API with its middleware.
 func (s *Server) Handler() http.Handler { return s.observe(headAsGet(s.router)) }
+
+// Route is one route the server serves.
+type Route struct {
+	// Name is what RequestObserver is given for it: the route's name, or its path template
+	// when it has none.
+	Name string
+	// Methods it accepts; empty when it accepts any.
+	Methods []string
+	// Path is its path template ("/transaction/{id}").
+	Path string
+}
+
+// Routes lists every route the server serves, in the order they are matched.
+func (s *Server) Routes() []Route {
+	var out []Route
+	_ = s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil // a route without a path: none is registered
+		}
+		methods, _ := route.GetMethods()
+		name := route.GetName()
+		if name == "" {
+			name = tpl
+		}
+		out = append(out, Route{Name: name, Methods: methods, Path: tpl})
+		return nil
+	})
+	return out
+}
 
 // RouteNames lists the names RequestObserver may be given as a route: every route's name (its
 // template when unnamed) and "unmatched".
 func (s *Server) RouteNames() []string {
 	names := []string{"unmatched"}
-	_ = s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		if n := route.GetName(); n != "" {
-			names = append(names, n)
-		} else if tpl, err := route.GetPathTemplate(); err == nil {
-			names = append(names, tpl)
-		}
-		return nil
-	})
+	for _, r := range s.Routes() {
+		names = append(names, r.Name)
+	}
 	return names
 }
-
-// Router exposes the routes, for tests that walk them (the OpenAPI check).
-func (s *Server) Router() *mux.Router { return s.router }
 
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
@@ -137,6 +218,7 @@ func (s *Server) routes() *mux.Router {
 	s.acquirerRoutes(r)
 	s.webhookRoutes(r)
 	s.paymentPageRoutes(r)
+	s.pixLocationRoutes(r)
 	if s.cfg.Sandbox {
 		s.sandboxRoutes(r)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	validation "github.com/go-ozzo/ozzo-validation/v4"
@@ -64,39 +65,48 @@ type pixInput struct {
 	ExpirationSeconds *int64 `json:"expirationSeconds"`
 }
 
-// Limits pixgate sets where the interface document leaves them open.
+// Limits of metadata (docs/API.md, Limits).
 const (
 	maxMetadataKeys  = 50
 	maxMetadataBytes = 8 << 10
 )
 
-func (c customerInput) Validate() error {
-	return validation.ValidateStruct(&c,
+// parse checks a customer and maps it in the same pass: the parsers that check the document
+// and the phones give the values the customer keeps. now judges the birthdate.
+func (c *customerInput) parse(now time.Time) (*domain.Customer, error) {
+	out := &domain.Customer{IP: str(c.IP), Name: str(c.Name), Email: str(c.Email), Birthdate: str(c.Birthdate)}
+	return out, validation.ValidateStruct(c,
 		validation.Field(&c.IP, ipRule),
 		validation.Field(&c.Name, required, personNameRule),
 		validation.Field(&c.Email, required, emailRule),
-		validation.Field(&c.Document, required, documentRule),
-		validation.Field(&c.Landline, landlineRule),
-		validation.Field(&c.MobilePhone, mobileRule),
-		validation.Field(&c.Birthdate, birthdateRule),
+		validation.Field(&c.Document, required, documentInto(&out.Document)),
+		validation.Field(&c.Landline, into(&out.Landline, domain.ParseLandline, "invalid_format", landlineMessage)),
+		validation.Field(&c.MobilePhone, into(&out.MobilePhone, domain.ParseMobile, "invalid_format", mobileMessage)),
+		validation.Field(&c.Birthdate, birthdateRule(now)),
 	)
 }
 
-var birthdateRule = parsed(func(s string) error {
-	_, err := domain.ParseBirthdate(s, time.Now())
-	return err
-}, "invalid_format", "must be a date YYYY-MM-DD, not in the future")
+// birthdateRule accepts a date YYYY-MM-DD that is not after now.
+func birthdateRule(now time.Time) validation.Rule {
+	return parsed(func(s string) error {
+		_, err := domain.ParseBirthdate(s, now)
+		return err
+	}, "invalid_format", "must be a date YYYY-MM-DD, not in the future")
+}
 
-func (s sellerInput) Validate() error {
-	return validation.ValidateStruct(&s,
+func (s *sellerInput) parse() (*domain.Seller, error) {
+	out := &domain.Seller{Name: str(s.Name)}
+	return out, validation.ValidateStruct(s,
 		validation.Field(&s.Name, required, personNameRule),
-		validation.Field(&s.Document, required, documentRule),
+		validation.Field(&s.Document, required, documentInto(&out.Document)),
 	)
 }
 
-func (a addressInput) Validate() error {
-	return validation.ValidateStruct(&a,
-		validation.Field(&a.ZipCode, required, zipRule),
+func (a *addressInput) parse() (*domain.Address, error) {
+	out := &domain.Address{Number: str(a.Number), Street: str(a.Street), Neighborhood: str(a.Neighborhood),
+		City: str(a.City), State: str(a.State), Country: str(a.Country), Complement: str(a.Complement)}
+	return out, validation.ValidateStruct(a,
+		validation.Field(&a.ZipCode, required, into(&out.ZipCode, domain.ParseZipCode, "invalid_format", zipMessage)),
 		validation.Field(&a.Number, required, length(1, 10), digitsRule),
 		validation.Field(&a.Street, required, length(2, 200)),
 		validation.Field(&a.Neighborhood, required, length(2, 100)),
@@ -107,18 +117,19 @@ func (a addressInput) Validate() error {
 	)
 }
 
-func (i itemInput) Validate() error {
-	return validation.ValidateStruct(&i,
+func (i *itemInput) parse() (domain.Item, error) {
+	out := domain.Item{Title: str(i.Title), Description: str(i.Description), Quantity: 1}
+	if i.UnitPrice != nil {
+		out.UnitPrice = domain.Cents(*i.UnitPrice)
+	}
+	if i.Quantity != nil {
+		out.Quantity = int(*i.Quantity)
+	}
+	return out, validation.ValidateStruct(i,
 		validation.Field(&i.Title, required, length(2, 150)),
 		validation.Field(&i.Description, length(2, 255)),
 		validation.Field(&i.UnitPrice, required, cents),
 		validation.Field(&i.Quantity, intRange(1, 100)),
-	)
-}
-
-func (p pixInput) Validate() error {
-	return validation.ValidateStruct(&p,
-		validation.Field(&p.ExpirationSeconds, intRange(domain.MinExpirationSeconds, domain.MaxExpirationSeconds)),
 	)
 }
 
@@ -145,70 +156,60 @@ var itemsRule = validation.By(func(v any) error {
 	return nil
 })
 
-// validate checks every rule of POST /transaction (README, OpenAPI document), all at once.
-func (req *createTransactionRequest) validate() []FieldError {
+// parse checks every rule of POST /transaction (README, OpenAPI document), all at once, and
+// maps the request to the domain's Order in the same pass: each nested object is parsed by the
+// rule that checks it, so nothing parses twice and no parser's error can be lost. now judges
+// the customer's birthdate. The order is meaningful only when no field error is returned.
+func (req *createTransactionRequest) parse(now time.Time) (domain.Order, []FieldError) {
 	normalizeWebhookURL(req.WebhookURL)
-	isInfo := req.IsInfoProduct == nil || *req.IsInfoProduct
+	o := domain.Order{
+		WebhookURL: str(req.WebhookURL), ExternalCode: str(req.ExternalCode), Metadata: []byte(req.Metadata),
+		IsInfoProduct: req.IsInfoProduct == nil || *req.IsInfoProduct, ExpirationSeconds: domain.DefaultExpirationSeconds,
+	}
 	err := validation.ValidateStruct(req,
 		validation.Field(&req.Amount, required, cents),
 		validation.Field(&req.PaymentMethod, required, oneOf(string(domain.PaymentPIX))),
 		validation.Field(&req.WebhookURL, webhookURLRule),
 		validation.Field(&req.ExternalCode, length(8, 255)),
 		validation.Field(&req.IdempotencyKey, length(8, 255)),
-		validation.Field(&req.Customer),
-		validation.Field(&req.Seller),
-		validation.Field(&req.Address, validation.When(!isInfo, required)),
-		validation.Field(&req.Items, itemsRule),
+		validation.Field(&req.Customer, nested(req.Customer, func(c *customerInput) (err error) {
+			o.Customer, err = c.parse(now)
+			return err
+		})),
+		validation.Field(&req.Seller, nested(req.Seller, func(s *sellerInput) (err error) {
+			o.Seller, err = s.parse()
+			return err
+		})),
+		validation.Field(&req.Address, validation.When(!o.IsInfoProduct, required), nested(req.Address, func(a *addressInput) (err error) {
+			o.Address, err = a.parse()
+			return err
+		})),
+		validation.Field(&req.Items, itemsRule, validation.By(func(any) error {
+			o.Items = nil
+			errs := validation.Errors{}
+			for i := range req.Items {
+				it, err := req.Items[i].parse()
+				if err != nil {
+					errs[strconv.Itoa(i)] = err
+				}
+				o.Items = append(o.Items, it)
+			}
+			return errs.Filter()
+		})),
 		validation.Field(&req.Metadata, metadataRule),
-		validation.Field(&req.Pix, required),
+		validation.Field(&req.Pix, required, nested(req.Pix, func(p *pixInput) error {
+			if p.ExpirationSeconds != nil {
+				o.ExpirationSeconds = int(*p.ExpirationSeconds)
+			}
+			return validation.ValidateStruct(p,
+				validation.Field(&p.ExpirationSeconds, intRange(domain.MinExpirationSeconds, domain.MaxExpirationSeconds)))
+		})),
 	)
-	return fieldErrors("", err)
-}
-
-// order maps a valid request to the domain's Order. Call it only after validate passed.
-func (req *createTransactionRequest) order() domain.Order {
-	o := domain.Order{
-		Amount:            domain.Cents(*req.Amount),
-		PaymentMethod:     domain.PaymentMethod(*req.PaymentMethod),
-		WebhookURL:        str(req.WebhookURL),
-		ExternalCode:      str(req.ExternalCode),
-		IsInfoProduct:     req.IsInfoProduct == nil || *req.IsInfoProduct,
-		Metadata:          []byte(req.Metadata),
-		ExpirationSeconds: domain.DefaultExpirationSeconds,
+	if fields := fieldErrors("", err); len(fields) > 0 {
+		return domain.Order{}, fields
 	}
-	if req.Pix != nil && req.Pix.ExpirationSeconds != nil {
-		o.ExpirationSeconds = int(*req.Pix.ExpirationSeconds)
-	}
-	if c := req.Customer; c != nil {
-		doc, _ := domain.ParseDocument(*c.Document)
-		cust := &domain.Customer{IP: str(c.IP), Name: *c.Name, Email: *c.Email, Document: doc, Birthdate: str(c.Birthdate)}
-		if c.Landline != nil {
-			cust.Landline, _ = domain.ParseLandline(*c.Landline)
-		}
-		if c.MobilePhone != nil {
-			cust.MobilePhone, _ = domain.ParseMobile(*c.MobilePhone)
-		}
-		o.Customer = cust
-	}
-	if s := req.Seller; s != nil {
-		doc, _ := domain.ParseDocument(*s.Document)
-		o.Seller = &domain.Seller{Name: *s.Name, Document: doc}
-	}
-	if a := req.Address; a != nil {
-		zip, _ := domain.ParseZipCode(*a.ZipCode)
-		o.Address = &domain.Address{ZipCode: zip, Number: *a.Number, Street: *a.Street,
-			Neighborhood: *a.Neighborhood, City: *a.City, State: *a.State, Country: *a.Country,
-			Complement: str(a.Complement)}
-	}
-	for _, it := range req.Items {
-		q := int64(1)
-		if it.Quantity != nil {
-			q = *it.Quantity
-		}
-		o.Items = append(o.Items, domain.Item{Title: *it.Title, Description: str(it.Description),
-			UnitPrice: domain.Cents(*it.UnitPrice), Quantity: int(q)})
-	}
-	return o
+	o.Amount, o.PaymentMethod = domain.Cents(*req.Amount), domain.PaymentMethod(*req.PaymentMethod)
+	return o, nil
 }
 
 // The body of POST /transaction/{id}/refund, every field optional: no body refunds everything

@@ -79,6 +79,9 @@ func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
 }
 
 func toLowerASCII(s string) string {
+	if !strings.ContainsFunc(s, func(c rune) bool { return c >= 'A' && c <= 'Z' }) {
+		return s // ids come lowercase: no copy
+	}
 	b := []byte(s)
 	for i, c := range b {
 		if c >= 'A' && c <= 'Z' {
@@ -94,7 +97,8 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fields = mergeFieldErrors(fields, req.validate())
+	order, orderErrs := req.parse(s.deps.Clock.Now())
+	fields = mergeFieldErrors(fields, orderErrs)
 	key, keyErrs := idempotencyKeyOf(r, req.IdempotencyKey)
 	fields = append(fields, keyErrs...)
 	if len(fields) > 0 {
@@ -102,17 +106,13 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.CreateTransaction.Execute(r.Context(), principalFrom(r.Context()), application.CreateTransactionInput{
-		Order: req.order(), IdempotencyKey: key, Fingerprint: fingerprint(raw),
+		Order: order, IdempotencyKey: key, Fingerprint: fingerprint(raw),
 	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if res.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	w.Header().Set("Location", "/transaction/"+res.Transaction.ID())
-	writeJSON(w, http.StatusCreated, viewCreatedTransaction(res.Transaction, s.cfg.PublicURL))
+	writeCreated(w, "/transaction/"+res.Transaction.ID(), res.Replayed, viewCreatedTransaction(res.Transaction, s.cfg.PublicURL))
 }
 
 func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
@@ -179,9 +179,7 @@ func (s *Server) refundTransaction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if res.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
+	markReplayed(w, res.Replayed)
 	writeJSON(w, http.StatusAccepted, viewTransaction(res.Transaction, s.cfg.PublicURL))
 }
 

@@ -8,9 +8,9 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// The response shapes of the interface document, field by field and in its order. Optional
-// fields are left out when they have no value, except the ones the document says "may be
-// null" (paymentDate, infractionDate, errorMessage), which are null.
+// The response shapes of docs/API.md, Response shapes, field by field and in its order.
+// Optional fields are left out when they have no value, except paymentDate, infractionDate and
+// errorMessage, which are null until they have one.
 
 // isoTime writes times as RFC 3339 in UTC with millisecond precision.
 type isoTime time.Time
@@ -162,7 +162,7 @@ func centsPtr(c *domain.Cents) *int64 {
 	return &v
 }
 
-// transactionView is the Transaction of the interface document, as list and lookup return it.
+// transactionView is a transaction as list and lookup return it (docs/API.md, Response shapes).
 type transactionView struct {
 	ID             string             `json:"id"`
 	Acquirer       string             `json:"acquirer"`
@@ -195,7 +195,7 @@ type transactionView struct {
 	Refunds        []refundView       `json:"refunds"`
 }
 
-// refundView is one refund of a transaction. Unlike the document's optional fields, the
+// refundView is one refund of a transaction. Unlike the transaction's optional fields, the
 // refund's are always present, null until they have a value.
 type refundView struct {
 	ID             string   `json:"id"`
@@ -254,8 +254,8 @@ func viewTransaction(t *domain.Transaction, payBase string) transactionView {
 	return v
 }
 
-// createdTransactionView is the 201 body of POST /transaction: exactly the document's fields,
-// and paymentUrl, the one extension. A replay rebuilds it from the stored transaction, byte for
+// createdTransactionView is the 201 body of POST /transaction, exactly as docs/API.md,
+// Creating a transaction lists it (paymentUrl included). A replay rebuilds it from the stored transaction, byte for
 // byte the same.
 type createdTransactionView struct {
 	ID           string           `json:"id"`

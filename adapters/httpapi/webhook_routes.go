@@ -18,9 +18,6 @@ type WebhookDeps struct {
 // webhookRoutes registers GET /transaction/{id}/events and GET /withdrawal/{id}/events: the
 // notifications a resource raised and every delivery attempt, scoped like every other read.
 func (s *Server) webhookRoutes(r *mux.Router) {
-	if s.deps.Webhooks.ListEvents == nil {
-		return
-	}
 	r.Name("transaction.events").Methods(http.MethodGet).Path("/transaction/{id}/events").
 		Handler(s.authed(domain.ScopeTransactionRead, s.listEvents(domain.ResourceTransaction)))
 	r.Name("withdrawal.events").Methods(http.MethodGet).Path("/withdrawal/{id}/events").

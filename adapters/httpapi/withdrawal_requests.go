@@ -37,10 +37,12 @@ func pixKeyTypeNames() []string {
 	return out
 }
 
-// Validate checks the type against the enumeration, then the key against its type; a key of an
-// unknown type is not judged (the type's error says what is wrong).
-func (k pixKeyInput) Validate() error {
-	return validation.ValidateStruct(&k,
+// parse checks the type against the enumeration, then the key against its type, and keeps
+// the key as the domain normalised it; a key of an unknown type is not judged (the type's
+// error says what is wrong).
+func (k *pixKeyInput) parse() (domain.PixKey, error) {
+	var out domain.PixKey
+	return out, validation.ValidateStruct(k,
 		validation.Field(&k.Type, required, oneOf(pixKeyTypeNames()...)),
 		validation.Field(&k.Key, required, validation.By(func(v any) error {
 			key, ok := deref[string](v)
@@ -52,29 +54,34 @@ func (k pixKeyInput) Validate() error {
 			if !known {
 				return nil
 			}
-			if _, err := domain.NewPixKey(typ, key); err != nil {
+			parsed, err := domain.NewPixKey(typ, key)
+			if err != nil {
 				return validation.NewError("invalid_format", msg)
 			}
+			out = parsed
 			return nil
 		})),
 	)
 }
 
-// validate checks every rule of POST /withdrawal (each field as in POST /transaction), all at once.
-func (req *createWithdrawalRequest) validate() []FieldError {
+// parse checks every rule of POST /withdrawal (each field as in POST /transaction), all at
+// once, and returns the PIX key as the domain normalised it, in the same pass. The key is
+// meaningful only when no field error is returned.
+func (req *createWithdrawalRequest) parse() (domain.PixKey, []FieldError) {
 	normalizeWebhookURL(req.WebhookURL)
+	var key domain.PixKey
 	err := validation.ValidateStruct(req,
 		validation.Field(&req.Amount, required, cents),
-		validation.Field(&req.PixKey, required),
+		validation.Field(&req.PixKey, required, nested(req.PixKey, func(k *pixKeyInput) (err error) {
+			key, err = k.parse()
+			return err
+		})),
 		validation.Field(&req.ExternalCode, length(8, 255)),
 		validation.Field(&req.WebhookURL, webhookURLRule),
 		validation.Field(&req.IdempotencyKey, length(8, 255)),
 	)
-	return fieldErrors("", err)
-}
-
-// pixKey is the request's key, normalised by the domain. Call it only after validate passed.
-func (req *createWithdrawalRequest) pixKey() domain.PixKey {
-	k, _ := domain.NewPixKey(domain.PixKeyType(*req.PixKey.Type), *req.PixKey.Key)
-	return k
+	if fields := fieldErrors("", err); len(fields) > 0 {
+		return domain.PixKey{}, fields
+	}
+	return key, nil
 }

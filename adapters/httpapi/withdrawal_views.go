@@ -4,9 +4,8 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// withdrawalView is the Withdrawal of the interface document, field by field and in its order,
-// as GET /withdrawal/{id} returns it. errorMessage is null when there is none (the document
-// says "may be null"); the other optional fields are left out until they have a value.
+// withdrawalView is a withdrawal (docs/API.md, Response shapes), field by field and in its
+// order, as GET /withdrawal/{id} returns it. errorMessage is null when there is none; the other optional fields are left out until they have a value.
 type withdrawalView struct {
 	ID              string             `json:"id"`
 	Acquirer        string             `json:"acquirer"`

@@ -2,7 +2,6 @@ package jwtauth
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -16,7 +15,7 @@ import (
 
 const algorithm = "RS256"
 
-// MaxLeeway is the most clock leeway verification allows (the contract's 30 s).
+// MaxLeeway is the most clock leeway verification allows (docs/API.md, Token endpoints: 30 s).
 const MaxLeeway = 30 * time.Second
 
 // Config is what issuer and verifier must agree on.
@@ -108,7 +107,7 @@ func (i *Issuer) Issue(_ context.Context, p domain.Principal, lifetime time.Dura
 			ExpiresAt: jwt.NewNumericDate(exp),
 			NotBefore: jwt.NewNumericDate(now),
 			IssuedAt:  jwt.NewNumericDate(now),
-			ID:        newUUID(),
+			ID:        domain.NewID(), // the jti
 		},
 		Scope:    domain.JoinScopes(p.Scopes),
 		ClientID: p.ClientID,
@@ -120,13 +119,4 @@ func (i *Issuer) Issue(_ context.Context, p domain.Principal, lifetime time.Dura
 		return ports.IssuedToken{}, fmt.Errorf("jwtauth: sign token: %w", err)
 	}
 	return ports.IssuedToken{Token: signed, IssuedAt: now, ExpiresAt: exp}, nil
-}
-
-// newUUID returns a random UUID v4 in lowercase, the token's jti.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -95,7 +95,7 @@ var principal = domain.Principal{
 	Scopes:    []domain.Scope{domain.ScopeTransactionRead, domain.ScopeTransactionWrite},
 }
 
-func TestIssuedTokenVerifiesAndCarriesTheContractClaims(t *testing.T) {
+func TestIssuedTokenVerifiesAndCarriesTheDocumentedClaims(t *testing.T) {
 	f := newFixture(t, 0)
 	tok, err := f.issuer.Issue(context.Background(), principal, time.Hour)
 	if err != nil {

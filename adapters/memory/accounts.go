@@ -19,18 +19,19 @@ var _ ports.AccountRepository = (*Accounts)(nil)
 // concurrent use: one mutex guards both maps, which is plenty since accounts change rarely and
 // reads are map lookups.
 //
-// Accounts are stored as copies and handed out as copies, so that a caller changing what it
-// got (Disable on a fetched account) cannot change the store behind UpdateAccount's back.
+// Accounts are stored as records and handed out as new aggregates, so that a caller changing
+// what it got (Disable on a fetched account) cannot change the store behind UpdateAccount's
+// back.
 type Accounts struct {
 	mu          sync.RWMutex
-	accounts    map[string]*domain.Account
+	accounts    map[string]domain.AccountRecord
 	credentials map[string]domain.Credential // by client id
 }
 
 // NewAccounts returns an empty account store.
 func NewAccounts() *Accounts {
 	return &Accounts{
-		accounts:    make(map[string]*domain.Account),
+		accounts:    make(map[string]domain.AccountRecord),
 		credentials: make(map[string]domain.Credential),
 	}
 }
@@ -48,7 +49,9 @@ func (s *Accounts) CreateAccount(ctx context.Context, account *domain.Account) e
 	if _, ok := s.accounts[account.ID()]; ok {
 		return fmt.Errorf("account %s: %w", account.ID(), ports.ErrDuplicate)
 	}
-	s.accounts[account.ID()] = s.copyAccount(account)
+	rec := account.Record()
+	rec.Version = 0
+	s.accounts[account.ID()] = rec
 	return nil
 }
 
@@ -63,7 +66,7 @@ func (s *Accounts) GetAccount(ctx context.Context, id string) (*domain.Account, 
 	if !ok {
 		return nil, fmt.Errorf("account %s: %w", id, domain.ErrNotFound)
 	}
-	return s.copyAccount(a), nil
+	return domain.UnmarshalAccountFromDatabase(a), nil
 }
 
 // ListAccounts implements ports.AccountRepository.
@@ -74,7 +77,7 @@ func (s *Accounts) ListAccounts(ctx context.Context) ([]*domain.Account, error) 
 	s.mu.RLock()
 	out := make([]*domain.Account, 0, len(s.accounts))
 	for _, a := range s.accounts {
-		out = append(out, s.copyAccount(a))
+		out = append(out, domain.UnmarshalAccountFromDatabase(a))
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b *domain.Account) int {
@@ -98,14 +101,16 @@ func (s *Accounts) UpdateAccount(ctx context.Context, id string, fn func(*domain
 	if !ok {
 		return fmt.Errorf("account %s: %w", id, domain.ErrNotFound)
 	}
-	working := s.copyAccount(stored)
+	working := domain.UnmarshalAccountFromDatabase(stored)
 	if err := fn(working); err != nil {
 		return err
 	}
 	if working.ID() != id {
 		return fmt.Errorf("memory: update of account %s changed its id", id)
 	}
-	s.accounts[id] = s.copyAccount(working)
+	rec := working.Record()
+	rec.Version = stored.Version + 1
+	s.accounts[id] = rec
 	return nil
 }
 
@@ -210,17 +215,6 @@ func (s *Accounts) RevokeCredential(ctx context.Context, accountID, clientID str
 	c.RevokedAt = &at
 	s.credentials[clientID] = c
 	return nil
-}
-
-// copyAccount returns an account sharing no memory with a. It is a method, not a function, so
-// that its name cannot collide with the other stores of this package.
-func (*Accounts) copyAccount(a *domain.Account) *domain.Account {
-	w := a.Webhook()
-	if w.PreviousExpiresAt != nil {
-		t := *w.PreviousExpiresAt
-		w.PreviousExpiresAt = &t
-	}
-	return domain.UnmarshalAccountFromDatabase(a.ID(), a.Name(), a.Status(), a.Scopes(), w, a.CreatedAt())
 }
 
 // copyCredential returns a credential sharing no memory with c.

@@ -4,6 +4,7 @@
 // sandbox and unit tests, not production. Every type is safe for concurrent use.
 //
 // It implements the storage ports and knows the domain; it knows nothing of HTTP, of tokens or
-// of the other adapters. Values handed in are copied and values handed out are the caller's
-// own, so no caller ever shares mutable state with the store.
+// of the other adapters. It keeps domain records: what they share with the aggregates handed
+// in and out is never changed in place (domain/clone.go), and the aggregates' getters hand out
+// copies, so no caller ever shares mutable state with the store.
 package memory

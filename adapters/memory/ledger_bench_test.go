@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/memory"
-	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
@@ -107,7 +107,7 @@ func BenchmarkLedger(b *testing.B) {
 //	go test -run '^$' -bench 'SandboxPayPosting|ApplyPaymentPostings' -benchtime 200000x ./adapters/memory/
 func BenchmarkSandboxPayPosting(b *testing.B) {
 	ctx := context.Background()
-	receiver, err := application.SandboxReceiver("pagamentos@pixgate.example", "Loja")
+	receiver, err := sandbox.ReceivingAccount("pagamentos@pixgate.example", "Loja")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func BenchmarkSandboxPayPosting(b *testing.B) {
 	b.Run("pay", func(b *testing.B) {
 		runs++
 		s := memory.NewStore()
-		pay := application.NewPaySandboxTransaction(s.Transactions(), benchClock{}, domain.FeePolicy{FixedCents: 10, BasisPoints: 99}, receiver)
+		pay := sandbox.NewTransactionSteering(s.Transactions(), benchClock{}, domain.FeePolicy{FixedCents: 10, BasisPoints: 99}, receiver).PayTransaction
 		ids := make([]string, b.N)
 		for i := range ids {
 			tx := newTransaction(b, runs*10_000_000+i, "acc-bench", base, false)

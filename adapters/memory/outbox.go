@@ -67,17 +67,18 @@ func (q *eventQueue) admit(events []domain.Event) error {
 }
 
 // add stores events as pending deliveries due when they were raised. A transaction's snapshots
-// share the order and PIX data of tx, the stored transaction that raised them.
-func (q *eventQueue) add(events []domain.Event, tx *domain.TransactionRecord) {
+// share the order and PIX data of the stored transaction that raised them, which never change
+// once set (domain/clone.go).
+func (q *eventQueue) add(events []domain.Event) {
 	for _, e := range events {
 		d := &delivery{status: ports.DeliveryPending, next: e.CreatedAt, seq: q.seq}
 		q.seq++
 		if e.Transaction != nil {
-			snap := ownTransaction(e.Transaction.Record(), tx)
+			snap := e.Transaction.Record()
 			d.tx = &snap
 		}
 		if e.Withdrawal != nil {
-			snap := ownWithdrawal(e.Withdrawal.Record())
+			snap := e.Withdrawal.Record()
 			d.wd = &snap
 		}
 		e.Transaction, e.Withdrawal = nil, nil
@@ -93,10 +94,10 @@ func (q *eventQueue) add(events []domain.Event, tx *domain.TransactionRecord) {
 func (d *delivery) public() ports.Delivery {
 	e := d.event
 	if d.tx != nil {
-		e.Transaction = transactionOut(d.tx)
+		e.Transaction = domain.UnmarshalTransactionFromDatabase(*d.tx)
 	}
 	if d.wd != nil {
-		e.Withdrawal = withdrawalOut(d.wd)
+		e.Withdrawal = domain.UnmarshalWithdrawalFromDatabase(*d.wd)
 	}
 	return ports.Delivery{Event: e, Status: d.status, Attempts: slices.Clone(d.attempts), NextAttemptAt: d.next}
 }

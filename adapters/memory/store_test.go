@@ -24,33 +24,11 @@ func TestTransactions(t *testing.T) { storetest.TestTransactions(t, newStores) }
 func TestWithdrawals(t *testing.T)  { storetest.TestWithdrawals(t, newStores) }
 func TestOutbox(t *testing.T)       { storetest.TestOutbox(t, newStores) }
 func TestLedger(t *testing.T)       { storetest.TestLedger(t, newStores) }
+func TestPixLocations(t *testing.T) { storetest.TestPixLocations(t, newStores) }
 
 func TestPingAlwaysAnswers(t *testing.T) {
 	if err := memory.NewStore().Ping(context.Background()); err != nil {
 		t.Errorf("Ping: %v", err)
-	}
-}
-
-func TestListRefusesAPageThatDoesNotExist(t *testing.T) {
-	s := memory.NewStore()
-	for _, p := range []ports.Page{{Number: 0, Size: 20}, {Number: 1, Size: 0}, {Number: -1, Size: -1}} {
-		if _, err := s.Transactions().List(context.Background(), ports.TransactionFilter{AccountID: "a"}, p); err == nil {
-			t.Errorf("List(page %+v) succeeded, want an error", p)
-		}
-	}
-}
-
-func TestListSurvivesAPageNumberThatOverflows(t *testing.T) {
-	s := memory.NewStore()
-	ctx := context.Background()
-	if err := s.Transactions().Create(ctx, newTransaction(t, 0, "acc", base, false)); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []ports.TransactionFilter{{AccountID: "acc"}, {AccountID: "acc", MinAmount: new(domain.Cents)}} {
-		page, err := s.Transactions().List(ctx, f, ports.Page{Number: 1 << 62, Size: 100})
-		if err != nil || len(page.Items) != 0 || page.Total != 1 {
-			t.Errorf("List(%+v) = %d items, total %d, %v; want none of 1", f, len(page.Items), page.Total, err)
-		}
 	}
 }
 
@@ -151,8 +129,8 @@ func containsFolded(s, sub string) bool {
 	return false
 }
 
-// TestCustomerEmailFoldsCaseAsEqualFoldDoes: the e-mail filter first compares a hash of the
-// folded address, which must never refuse an address strings.EqualFold accepts.
+// TestCustomerEmailFoldsCaseAsEqualFoldDoes: the e-mail filter compares under Unicode simple
+// case folding, as strings.EqualFold does.
 func TestCustomerEmailFoldsCaseAsEqualFoldDoes(t *testing.T) {
 	ctx := context.Background()
 	s := memory.NewStore()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -38,6 +37,9 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 	if _, ok := s.txByToken[rec.PaymentToken]; ok && rec.PaymentToken != "" {
 		return fmt.Errorf("transaction payment token: %w", ports.ErrDuplicate)
 	}
+	if err := s.pixLocationTaken(rec); err != nil {
+		return err
+	}
 	if key := rec.Idempotency.Key; key != "" {
 		if l := s.accountOf(rec.AccountID, false); l != nil && l.txByKey[key] != nil {
 			return fmt.Errorf("transaction idempotency key: %w", ports.ErrDuplicate)
@@ -52,11 +54,12 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 
 	rec.Version = 1
 	stored := new(domain.TransactionRecord)
-	*stored = ownTransaction(rec, nil)
+	*stored = rec
 	s.txByID[stored.ID] = stored
 	if stored.PaymentToken != "" {
 		s.txByToken[stored.PaymentToken] = stored
 	}
+	s.indexPixLocation(stored)
 	indexStatus(s.txByStatus, stored.ID, "", stored.Status, stored)
 	l := s.accountOf(stored.AccountID, true)
 	l.insert(stored)
@@ -67,10 +70,9 @@ func (r *Transactions) Create(ctx context.Context, t *domain.Transaction) error 
 		l.txByKey[key] = stored
 	}
 	l.countPending(stored.Order.Amount, "", stored.Status)
-	s.events.add(events, stored)
+	s.events.add(events)
 
-	t.SetVersion(1)
-	t.ClearEvents()
+	t.MarkStored(1)
 	return nil
 }
 
@@ -86,7 +88,7 @@ func (r *Transactions) Get(ctx context.Context, accountID, id string) (*domain.T
 	if rec == nil || rec.AccountID != accountID {
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // GetByIdempotencyKey implements ports.TransactionRepository.
@@ -104,7 +106,7 @@ func (r *Transactions) GetByIdempotencyKey(ctx context.Context, accountID, key s
 	if rec == nil {
 		return nil, fmt.Errorf("transaction with idempotency key: %w", domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // Find implements ports.TransactionRepository.
@@ -119,7 +121,7 @@ func (r *Transactions) Find(ctx context.Context, id string) (*domain.Transaction
 	if rec == nil {
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // FindByPaymentToken implements ports.TransactionRepository with one map look-up.
@@ -134,7 +136,7 @@ func (r *Transactions) FindByPaymentToken(ctx context.Context, token string) (*d
 	if rec == nil || token == "" {
 		return nil, fmt.Errorf("transaction by payment token: %w", domain.ErrNotFound)
 	}
-	return transactionOut(rec), nil
+	return domain.UnmarshalTransactionFromDatabase(*rec), nil
 }
 
 // List implements ports.TransactionRepository. It scans the account's transactions from the
@@ -144,13 +146,7 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 	if err := ctx.Err(); err != nil {
 		return ports.TransactionPage{}, err
 	}
-	if p.Number < 1 || p.Size < 1 {
-		return ports.TransactionPage{}, fmt.Errorf("memory: page %d of size %d", p.Number, p.Size)
-	}
-	skip := math.MaxInt
-	if p.Number-1 <= math.MaxInt/p.Size {
-		skip = (p.Number - 1) * p.Size
-	}
+	skip, p := p.Skip(), p.Clamped()
 	page := ports.TransactionPage{Items: make([]*domain.Transaction, 0, min(p.Size, 100))}
 
 	s := r.store
@@ -161,17 +157,16 @@ func (r *Transactions) List(ctx context.Context, f ports.TransactionFilter, p po
 		// Every row matches: the count is known and the page is a slice of the rows.
 		page.Total = len(rows)
 		for i := len(rows) - 1 - skip; i >= 0 && len(page.Items) < p.Size; i-- {
-			page.Items = append(page.Items, transactionOut(rows[i].rec))
+			page.Items = append(page.Items, domain.UnmarshalTransactionFromDatabase(*rows[i].rec))
 		}
 		return page, nil
 	}
-	m := newMatcher(&f)
 	for i := len(rows) - 1; i >= 0; i-- {
-		if !m.matches(&rows[i]) {
+		if !matches(&f, &rows[i]) {
 			continue
 		}
 		if page.Total >= skip && len(page.Items) < p.Size {
-			page.Items = append(page.Items, transactionOut(rows[i].rec))
+			page.Items = append(page.Items, domain.UnmarshalTransactionFromDatabase(*rows[i].rec))
 		}
 		page.Total++
 	}
@@ -219,13 +214,13 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	if stored == nil || stored.AccountID != accountID {
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
-	working := transactionOut(stored)
+	working := domain.UnmarshalTransactionFromDatabase(*stored)
 	if err := fn(working); err != nil {
 		return nil, err
 	}
 	rec, events := working.Record(), working.Events()
 	if rec.ID != stored.ID || rec.AccountID != stored.AccountID || !rec.CreatedAt.Equal(stored.CreatedAt) ||
-		rec.Idempotency != stored.Idempotency || rec.PaymentToken != stored.PaymentToken {
+		rec.Idempotency != stored.Idempotency || rec.PaymentToken != stored.PaymentToken || pixLocation(&rec) != pixLocation(stored) {
 		return nil, fmt.Errorf("memory: the update of transaction %s changed its identity", id)
 	}
 	if err := s.events.admit(events); err != nil {
@@ -239,12 +234,12 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	l := s.accountOf(accountID, false)
 	l.countPending(stored.Order.Amount, stored.Status, rec.Status)
 	indexStatus(s.txByStatus, id, stored.Status, rec.Status, stored)
-	// The record is replaced in place: every index points at it, and createdAt and id, which
-	// place it in the sorted list, never change.
-	*stored = ownTransaction(rec, stored)
+	// The record is replaced in place: every index and the sorted list point at it, and
+	// createdAt and id, which place it in that list, never change.
+	*stored = rec
 	l.refresh(stored)
-	s.events.add(events, stored)
-	return transactionOut(stored), nil
+	s.events.add(events)
+	return domain.UnmarshalTransactionFromDatabase(*stored), nil
 }
 
 // ListExpired implements ports.TransactionRepository, soonest expired first.
@@ -296,7 +291,7 @@ func (r *Transactions) ListByStatus(ctx context.Context, status domain.Transacti
 func transactionsOut(recs []*domain.TransactionRecord, limit int) []*domain.Transaction {
 	out := make([]*domain.Transaction, 0, max(0, min(limit, len(recs))))
 	for _, rec := range recs[:cap(out)] {
-		out = append(out, transactionOut(rec))
+		out = append(out, domain.UnmarshalTransactionFromDatabase(*rec))
 	}
 	return out
 }

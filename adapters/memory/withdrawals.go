@@ -49,7 +49,7 @@ func (r *Withdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
 
 	rec.Version = 1
 	stored := new(domain.WithdrawalRecord)
-	*stored = ownWithdrawal(rec)
+	*stored = rec
 	s.wdByID[stored.ID] = stored
 	indexStatus(s.wdByStatus, stored.ID, "", stored.Status, stored)
 	l = s.accountOf(stored.AccountID, true)
@@ -60,10 +60,9 @@ func (r *Withdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
 		l.wdByKey[key] = stored
 	}
 	l.wds = append(l.wds, stored)
-	s.events.add(events, nil)
+	s.events.add(events)
 
-	w.SetVersion(1)
-	w.ClearEvents()
+	w.MarkStored(1)
 	return nil
 }
 
@@ -79,7 +78,7 @@ func (r *Withdrawals) Get(ctx context.Context, accountID, id string) (*domain.Wi
 	if rec == nil || rec.AccountID != accountID {
 		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
 	}
-	return withdrawalOut(rec), nil
+	return domain.UnmarshalWithdrawalFromDatabase(*rec), nil
 }
 
 // GetByIdempotencyKey implements ports.WithdrawalRepository.
@@ -97,7 +96,7 @@ func (r *Withdrawals) GetByIdempotencyKey(ctx context.Context, accountID, key st
 	if rec == nil {
 		return nil, fmt.Errorf("withdrawal with idempotency key: %w", domain.ErrNotFound)
 	}
-	return withdrawalOut(rec), nil
+	return domain.UnmarshalWithdrawalFromDatabase(*rec), nil
 }
 
 // Update implements ports.WithdrawalRepository, as Transactions.Update does.
@@ -112,7 +111,7 @@ func (r *Withdrawals) Update(ctx context.Context, accountID, id string, fn func(
 	if stored == nil || stored.AccountID != accountID {
 		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
 	}
-	working := withdrawalOut(stored)
+	working := domain.UnmarshalWithdrawalFromDatabase(*stored)
 	if err := fn(working); err != nil {
 		return nil, err
 	}
@@ -130,9 +129,9 @@ func (r *Withdrawals) Update(ctx context.Context, accountID, id string, fn func(
 
 	rec.Version = stored.Version + 1
 	indexStatus(s.wdByStatus, id, stored.Status, rec.Status, stored)
-	*stored = ownWithdrawal(rec)
-	s.events.add(events, nil)
-	return withdrawalOut(stored), nil
+	*stored = rec
+	s.events.add(events)
+	return domain.UnmarshalWithdrawalFromDatabase(*stored), nil
 }
 
 // ListByStatus implements ports.WithdrawalRepository.
@@ -157,7 +156,7 @@ func (r *Withdrawals) ListByStatus(ctx context.Context, status domain.Withdrawal
 	})
 	out := make([]*domain.Withdrawal, 0, max(0, min(limit, len(found))))
 	for _, rec := range found[:cap(out)] {
-		out = append(out, withdrawalOut(rec))
+		out = append(out, domain.UnmarshalWithdrawalFromDatabase(*rec))
 	}
 	return out, nil
 }
@@ -172,11 +171,11 @@ func (r *Withdrawals) ListByAccount(ctx context.Context, accountID string, p por
 	defer s.mu.RUnlock()
 	out := []*domain.Withdrawal{}
 	l := s.accountOf(accountID, false)
-	if l == nil || p.Number < 1 || p.Size < 1 {
+	if l == nil {
 		return out, nil
 	}
-	for i := (p.Number - 1) * p.Size; i < len(l.wds) && len(out) < p.Size; i++ {
-		out = append(out, withdrawalOut(l.wds[i]))
+	for i, size := p.Skip(), p.Clamped().Size; i < len(l.wds) && len(out) < size; i++ {
+		out = append(out, domain.UnmarshalWithdrawalFromDatabase(*l.wds[i]))
 	}
 	return out, nil
 }

@@ -93,6 +93,20 @@ func (r transactions) FindByPaymentToken(ctx context.Context, token string) (*do
 	return t, err
 }
 
+func (r transactions) FindByPixLocation(ctx context.Context, id string) (*domain.Transaction, error) {
+	start := time.Now()
+	t, err := r.next.FindByPixLocation(ctx, id)
+	r.m.timeCall("transactions", "FindByPixLocation", start, err)
+	return t, err
+}
+
+func (r transactions) FindByCobTxID(ctx context.Context, txid string) (*domain.Transaction, error) {
+	start := time.Now()
+	t, err := r.next.FindByCobTxID(ctx, txid)
+	r.m.timeCall("transactions", "FindByCobTxID", start, err)
+	return t, err
+}
+
 func (r transactions) List(ctx context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
 	start := time.Now()
 	page, err := r.next.List(ctx, f, p)

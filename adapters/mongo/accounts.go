@@ -44,7 +44,7 @@ func (r *AccountRepository) GetAccount(ctx context.Context, id string) (*domain.
 	if err != nil {
 		return nil, err
 	}
-	return d.toAccount(), nil
+	return d.toAccount()
 }
 
 func (r *AccountRepository) getAccount(ctx context.Context, id string) (*accountDoc, error) {
@@ -60,7 +60,7 @@ func (r *AccountRepository) ListAccounts(ctx context.Context) ([]*domain.Account
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
 	return findAll(ctx, r.accounts, "list accounts", bson.D{}, options.Find().SetSort(oldestFirst),
-		func(d *accountDoc) (*domain.Account, error) { return d.toAccount(), nil })
+		(*accountDoc).toAccount)
 }
 
 // oldestFirst is the order of account and credential lists.
@@ -86,20 +86,24 @@ func (r *AccountRepository) UpdateAccount(ctx context.Context, id string, fn fun
 		if err != nil {
 			return err
 		}
-		a := d.toAccount()
+		a, err := d.toAccount()
+		if err != nil {
+			return err
+		}
+		v := a.Version()
 		if err := fn(a); err != nil {
 			return err
 		}
 		// One writer per version across instances (claims.go): a replace is not atomic
 		// with its version check on every server.
-		c, ok, err := r.s.claimWrite(ctx, collAccounts+"/"+id+"/v"+strconv.FormatInt(d.Version, 10))
+		c, ok, err := r.s.claimWrite(ctx, collAccounts+"/"+id+"/v"+strconv.FormatInt(v, 10))
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue
 		}
-		res, err := r.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: d.Version}}, fromAccount(a, d.Version+1))
+		res, err := r.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: v}}, fromAccount(a, v+1))
 		if err != nil {
 			return mapErr(ctx, "update account "+id, err)
 		}

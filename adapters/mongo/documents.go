@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -117,14 +116,6 @@ func toHistory[S ~string](h []historyDoc, parse func(string) (S, error)) ([]doma
 	return out, nil
 }
 
-// parseWithdrawalStatus accepts exactly one of domain.WithdrawalStatuses.
-func parseWithdrawalStatus(s string) (domain.WithdrawalStatus, error) {
-	if slices.Contains(domain.WithdrawalStatuses(), domain.WithdrawalStatus(s)) {
-		return domain.WithdrawalStatus(s), nil
-	}
-	return "", fmt.Errorf("unknown withdrawal status %q", s)
-}
-
 type customerDoc struct {
 	IP          string       `bson:"ip,omitempty"`
 	Name        string       `bson:"name"`
@@ -162,6 +153,12 @@ type pixDoc struct {
 	URI       string    `bson:"uri"`
 	QRCodePNG []byte    `bson:"qrCodePng"`
 	ExpiresAt time.Time `bson:"expiresAt"`
+	// A dynamic charge's location (transactions_pix.go); static charges, and documents written
+	// before dynamic charges existed, have none of the three, which the sparse unique indexes
+	// leave out.
+	Location string `bson:"location,omitempty"`
+	LocKey   string `bson:"locKey,omitempty"`
+	CobTxID  string `bson:"cobTxid,omitempty"`
 }
 
 // searchDoc holds normalised copies of what the list filters match and the stored fields do
@@ -285,9 +282,9 @@ func toRefunds(ds []refundDoc) ([]domain.Refund, error) {
 	}
 	out := make([]domain.Refund, len(ds))
 	for i, d := range ds {
-		status := domain.RefundStatus(d.Status)
-		if !slices.Contains([]domain.RefundStatus{domain.RefundProcessing, domain.RefundRefunded, domain.RefundFailed}, status) {
-			return nil, fmt.Errorf("stored refund %s: unknown status %q", d.ID, d.Status)
+		status, err := domain.ParseRefundStatus(d.Status)
+		if err != nil {
+			return nil, fmt.Errorf("stored refund %s: %w", d.ID, err)
 		}
 		out[i] = domain.Refund{
 			ID: d.ID, Amount: domain.Cents(d.Amount), Reason: d.Reason, Status: status,
@@ -434,7 +431,8 @@ func fromTransaction(t *domain.Transaction) txSnapshot {
 		}
 	}
 	if p := r.Pix; p != nil {
-		f.Pix = &pixDoc{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt}
+		f.Pix = &pixDoc{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt,
+			Location: p.Location.ID, LocKey: locKey(p.Location.ID), CobTxID: p.Location.CobTxID}
 	}
 	return txSnapshot{ID: r.ID, Fields: f}
 }
@@ -503,7 +501,8 @@ func (d *txSnapshot) toTransaction() (*domain.Transaction, error) {
 		Payer: payer, Receiver: receiver, FeeAmount: toCents(f.FeeAmount), Refunds: refunds, Version: f.Version,
 	}
 	if p := f.Pix; p != nil {
-		r.Pix = &domain.PixResponse{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt.UTC()}
+		r.Pix = &domain.PixResponse{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt.UTC(),
+			Location: domain.PixLocation{ID: p.Location, CobTxID: p.CobTxID}}
 	}
 	if rf, ok := legacyRefund(r); ok {
 		r.Refunds = []domain.Refund{rf}
@@ -581,11 +580,11 @@ func (d *wdSnapshot) toWithdrawal() (*domain.Withdrawal, error) {
 	if err != nil {
 		return nil, err
 	}
-	status, err := parseWithdrawalStatus(f.Status)
+	status, err := domain.ParseWithdrawalStatus(f.Status)
 	if err != nil {
 		return nil, fmt.Errorf("stored withdrawal %s: %w", d.ID, err)
 	}
-	history, err := toHistory(f.History, parseWithdrawalStatus)
+	history, err := toHistory(f.History, domain.ParseWithdrawalStatus)
 	if err != nil {
 		return nil, fmt.Errorf("stored withdrawal %s: %w", d.ID, err)
 	}
@@ -695,7 +694,11 @@ func (d *deliveryDoc) toDelivery(accountID, resourceID string, kind domain.Resou
 			return ports.Delivery{}, err
 		}
 	}
-	out := ports.Delivery{Event: e, Status: ports.DeliveryStatus(d.Status), NextAttemptAt: d.NextAttemptAt.UTC()}
+	status, err := ports.ParseDeliveryStatus(d.Status)
+	if err != nil {
+		return ports.Delivery{}, fmt.Errorf("stored delivery of event %s: %w", d.EventID, err)
+	}
+	out := ports.Delivery{Event: e, Status: status, NextAttemptAt: d.NextAttemptAt.UTC()}
 	for _, a := range d.Attempts {
 		out.Attempts = append(out.Attempts, ports.Attempt{
 			At: a.At.UTC(), StatusCode: a.StatusCode, Error: a.Error, Duration: time.Duration(a.DurationNS),
@@ -743,7 +746,11 @@ func fromAccount(a *domain.Account, version int64) accountDoc {
 	}
 }
 
-func (d *accountDoc) toAccount() *domain.Account {
+func (d *accountDoc) toAccount() (*domain.Account, error) {
+	status, err := domain.ParseAccountStatus(d.Status)
+	if err != nil {
+		return nil, fmt.Errorf("stored account %s: %w", d.ID, err)
+	}
 	scopes := make([]domain.Scope, len(d.Scopes))
 	for i, s := range d.Scopes {
 		scopes[i] = domain.Scope(s)
@@ -751,9 +758,10 @@ func (d *accountDoc) toAccount() *domain.Account {
 	if d.ScopeSet < currentScopeSet {
 		scopes = domain.UpgradeLegacyScopes(scopes, d.ScopeSet)
 	}
-	return domain.UnmarshalAccountFromDatabase(d.ID, d.Name, domain.AccountStatus(d.Status), scopes,
-		domain.WebhookSecrets{Current: d.Webhook.Current, Previous: d.Webhook.Previous, PreviousExpiresAt: utcPtr(d.Webhook.PreviousExpiresAt)},
-		d.CreatedAt)
+	return domain.UnmarshalAccountFromDatabase(domain.AccountRecord{
+		ID: d.ID, Name: d.Name, Status: status, Scopes: scopes, CreatedAt: d.CreatedAt, Version: d.Version,
+		Webhook: domain.WebhookSecrets{Current: d.Webhook.Current, Previous: d.Webhook.Previous, PreviousExpiresAt: utcPtr(d.Webhook.PreviousExpiresAt)},
+	}), nil
 }
 
 // credentialDoc is a stored credential; its _id is the client id, unique across accounts.

@@ -93,6 +93,7 @@ func (s *Store) createIndexes(ctx context.Context) error {
 		index("tx_expiry", bson.D{{Key: "status", Value: 1}, {Key: "pix.expiresAt", Value: 1}}),
 		index("tx_status_updated", bson.D{{Key: "status", Value: 1}, {Key: "updatedAt", Value: 1}, {Key: "_id", Value: 1}}),
 	}
+	tx = append(tx, pixLocationIndexes()...)
 	tx = append(tx, outboxIndexes("tx")...)
 	tx = append(tx, index("tx_ledger_due", bson.D{{Key: "ledgerDue", Value: 1}}))
 	wd := []mdb.IndexModel{

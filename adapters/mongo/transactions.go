@@ -66,16 +66,26 @@ func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transactio
 	if err := r.s.createDoc(ctx, r.coll, t.ID(), doc, t.CreatedAt(), first, pending); err != nil {
 		return err
 	}
-	t.SetVersion(1)
-	t.ClearEvents()
+	t.MarkStored(1)
 	return nil
 }
 
 // Get returns the account's transaction id.
+//
+// It reads by _id alone and checks the account here: a filter of _id alone is the one lookup
+// every server answers from its primary key (FerretDB v1 pushes no other filter down to its
+// backend: _id and accountId together make it read the whole collection).
 func (r *TransactionRepository) Get(ctx context.Context, accountID, id string) (*domain.Transaction, error) {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	return r.findOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}})
+	t, err := r.findOne(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return nil, err
+	}
+	if t.AccountID() != accountID {
+		return nil, fmt.Errorf("mongo get transaction: %w", domain.ErrNotFound)
+	}
+	return t, nil
 }
 
 // GetByIdempotencyKey returns the account's transaction created with key.
@@ -121,19 +131,13 @@ func (r *TransactionRepository) findOne(ctx context.Context, filter bson.D) (*do
 func (r *TransactionRepository) List(ctx context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	if p.Number < 1 {
-		p.Number = 1
-	}
-	if p.Size < 1 {
-		p.Size = 1
-	}
+	skip, p := int64(p.Skip()), p.Clamped()
 	filter := listFilter(f)
 	total, err := r.coll.CountDocuments(ctx, filter)
 	if err != nil {
 		return ports.TransactionPage{}, mapErr(ctx, "count transactions", err)
 	}
 	page := ports.TransactionPage{Items: []*domain.Transaction{}, Total: int(total)}
-	skip := int64(p.Number-1) * int64(p.Size)
 	if skip >= total {
 		return page, nil
 	}
@@ -144,13 +148,6 @@ func (r *TransactionRepository) List(ctx context.Context, f ports.TransactionFil
 
 // listOrder is the order of every list: newest first, ties by id, as the indexes keep it.
 var listOrder = bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}
-
-// ListFilter builds the query of a list. It is exported for the tests that read the query's
-// plan (explain); nothing else needs it.
-func ListFilter(f ports.TransactionFilter) bson.D { return listFilter(f) }
-
-// ListOrder is the sort of every list, exported beside ListFilter.
-func ListOrder() bson.D { return append(bson.D{}, listOrder...) }
 
 func listFilter(f ports.TransactionFilter) bson.D {
 	q := bson.D{{Key: "accountId", Value: f.AccountID}}
@@ -255,10 +252,9 @@ type docState struct {
 // aggregate is what updateVersioned needs of a Transaction or a Withdrawal.
 type aggregate interface {
 	Version() int64
-	SetVersion(int64)
 	Events() []domain.Event
 	Postings() []domain.Posting
-	ClearEvents()
+	MarkStored(version int64)
 }
 
 // updateVersioned is the closure-shaped, version-checked update of one aggregate document
@@ -315,8 +311,7 @@ func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Colle
 			continue
 		}
 		events := a.Events()
-		a.ClearEvents()
-		a.SetVersion(v + 1)
+		a.MarkStored(v + 1) // the version written below, with these events and postings
 		ok, err = writeVersioned(ctx, coll, id, v, state.outboxRev, fields(a), events, pending, now)
 		if err != nil {
 			// The write may have happened: the claim stays, and goes stale.

@@ -49,8 +49,7 @@ func (r *WithdrawalRepository) Create(ctx context.Context, w *domain.Withdrawal)
 	if err := r.s.createDoc(ctx, r.coll, w.ID(), doc, w.CreatedAt(), first, pending); err != nil {
 		return err
 	}
-	w.SetVersion(1)
-	w.ClearEvents()
+	w.MarkStored(1)
 	return nil
 }
 
@@ -140,16 +139,10 @@ func (r *WithdrawalRepository) ListByStatus(ctx context.Context, status domain.W
 // ListByAccount reads one page of the account's withdrawals in creation order through the
 // (accountId, createdAt, _id) index.
 func (r *WithdrawalRepository) ListByAccount(ctx context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
-	if p.Number < 1 {
-		p.Number = 1
-	}
-	if p.Size < 1 {
-		p.Size = 1
-	}
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
 	return findAll(ctx, r.coll, "list withdrawals", bson.D{{Key: "accountId", Value: accountID}},
-		options.Find().SetSort(oldestFirst).SetSkip(int64(p.Number-1)*int64(p.Size)).SetLimit(int64(p.Size)).
+		options.Find().SetSort(oldestFirst).SetSkip(int64(p.Skip())).SetLimit(int64(p.Clamped().Size)).
 			SetProjection(withoutOutbox),
 		(*wdSnapshot).toWithdrawal)
 }

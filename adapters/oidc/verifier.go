@@ -25,7 +25,7 @@ import (
 // DefaultRefetchInterval is the least time between two key set fetches caused by unknown kids.
 const DefaultRefetchInterval = 30 * time.Second
 
-// maxLeeway is the contract's bound on clock leeway.
+// maxLeeway is the bound on clock leeway (docs/API.md, Token endpoints).
 const maxLeeway = 30 * time.Second
 
 // maxTokenBytes bounds what Verify looks at.

@@ -17,14 +17,21 @@ type EmitterConfig struct {
 	MerchantName string // required; reduced to plain ASCII and cut to MaxMerchantName (59)
 	MerchantCity string // required; reduced to plain ASCII and cut to MaxMerchantCity (60)
 	MCC          string // merchant category code, four digits; "" means "0000" (52)
+	// LocationPrefix turns the emitter dynamic (emitter_dynamic.go): the address of the
+	// payload locations without scheme, up to the location id ("pay.example.com/pix/qr/").
+	// Empty: static codes.
+	LocationPrefix string
 }
 
 // Emitter is the built-in sandbox acquirer. It writes a static, single-use BR Code for the
 // configured key with the charge's amount and a txid derived from the transaction id, and calls
 // nobody. The code carries no expiry (static codes have no field for one): the transaction's
-// expiration is pixgate's to enforce. It is safe for concurrent use.
+// expiration is pixgate's to enforce. Given a location prefix, it writes dynamic codes instead
+// (emitter_dynamic.go), whose location states the expiry to the payer's bank. It is safe for
+// concurrent use.
 type Emitter struct {
-	base Payload
+	base     Payload
+	location string // LocationPrefix; "" for static codes
 }
 
 // NewEmitter checks the configuration once, by encoding the longest code it can be asked for,
@@ -50,6 +57,9 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		MerchantName: cfg.MerchantName,
 		MerchantCity: cfg.MerchantCity,
 	}}
+	if cfg.LocationPrefix != "" {
+		return newDynamicEmitter(e, cfg.LocationPrefix)
+	}
 	probe := e.base
 	probe.Amount = domain.MaxAmount
 	probe.TxID = strings.Repeat("z", TxIDLen)
@@ -63,8 +73,8 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 func (e *Emitter) Acquirer() string { return "SANDBOX" }
 
 // Emit writes the BR Code of one charge. Its errors name the offending input in words a
-// merchant can read: an amount outside the document's bounds (domain.ErrAmountOutOfRange) or a
-// transaction id that is not a UUID (ErrInvalidTransactionID). It returns ctx.Err() when the
+// merchant can read: an amount outside the bounds of docs/API.md, Limits
+// (domain.ErrAmountOutOfRange) or a transaction id that is not a UUID (ErrInvalidTransactionID). It returns ctx.Err() when the
 // context has already ended.
 func (e *Emitter) Emit(ctx context.Context, charge domain.PixCharge) (domain.PixCode, error) {
 	if err := ctx.Err(); err != nil {
@@ -77,6 +87,11 @@ func (e *Emitter) Emit(ctx context.Context, charge domain.PixCharge) (domain.Pix
 	txid, err := TxIDFromTransactionID(charge.TransactionID)
 	if err != nil {
 		return domain.PixCode{}, fmt.Errorf("pix: %w", err)
+	}
+	if e.location != "" {
+		// A dynamic code's txid is random, never this one; the id was checked all the same, so
+		// that both kinds of code refuse the same charges.
+		return e.emitDynamic()
 	}
 	p := e.base
 	p.Amount = charge.Amount

@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"runtime"
 	"sync"
+	"time"
 
 	qrcode "github.com/skip2/go-qrcode"
 
@@ -31,33 +32,87 @@ const level = qrcode.Medium
 // ErrContent reports content the renderer refuses to draw.
 var ErrContent = errors.New("qr: cannot draw this content")
 
-// Renderer draws QR codes with github.com/skip2/go-qrcode, at most a fixed number at a time.
-// It is safe for concurrent use.
-type Renderer struct {
-	slots chan struct{} // a buffered slot per concurrent drawing
-	draw  func(content string) ([]byte, error)
+// DefaultQueuePerWorker is how many RenderPNG calls may wait per worker when Options.Queue is
+// not set: at about 1.5 ms a drawing, a wait of about 50 ms at most.
+const DefaultQueuePerWorker = 32
+
+// idleWorker is how long a worker without work waits before it ends (and its thread with it);
+// the next call starts one again.
+const idleWorker = 10 * time.Second
+
+// Options tune a Renderer.
+type Options struct {
+	// Workers is how many images are drawn at once; 0 or less: runtime.GOMAXPROCS(0).
+	// Drawing is pure CPU work: more at once than there are processors only holds more memory.
+	Workers int
+	// Queue is how many RenderPNG calls may wait for a worker beyond the ones being drawn; one
+	// more answers ports.ErrOverloaded at once, so that a creation never waits without bound.
+	// 0 or less: DefaultQueuePerWorker per worker.
+	Queue int
+	// Background draws on threads of the lowest scheduling priority (on Linux, nice 19: each
+	// worker keeps an OS thread of its own), so that drawings take only the CPU time that the
+	// rest of the process and the machine leave: a lookup arriving while every worker draws
+	// gets a core at once. The Go scheduler must have a processor to spare for it: run with
+	// GOMAXPROCS above Workers (pixgate serve raises it by Workers). Elsewhere than Linux the
+	// threads keep the process's priority.
+	Background bool
 }
 
-// NewRenderer returns a renderer that draws at most maxConcurrent images at once, or
-// runtime.GOMAXPROCS(0) when maxConcurrent <= 0: drawing is pure CPU work, so more at once
-// than there are processors only adds memory held by images in progress.
+// Renderer draws QR codes with github.com/skip2/go-qrcode on a bounded pool of workers fed by a
+// bounded queue. It is safe for concurrent use.
+type Renderer struct {
+	workers    int
+	background bool
+	jobs       chan job // the queue: buffered, Queue long
+	draw       func(content string) ([]byte, error)
+
+	mu      sync.Mutex
+	running int // workers started and not ended
+}
+
+// job is one RenderPNG call handed to a worker.
+type job struct {
+	ctx     context.Context
+	content string
+	done    chan result // buffered: the worker never waits for a caller that left
+}
+
+type result struct {
+	png []byte
+	err error
+}
+
+// NewRenderer returns a renderer that draws at most maxConcurrent images at once (0 or less:
+// runtime.GOMAXPROCS(0)) at the process's priority, with the default queue.
 func NewRenderer(maxConcurrent int) *Renderer {
-	if maxConcurrent <= 0 {
-		maxConcurrent = runtime.GOMAXPROCS(0)
+	return New(Options{Workers: maxConcurrent})
+}
+
+// New returns a renderer tuned by opts.
+func New(opts Options) *Renderer {
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultQueuePerWorker * opts.Workers
 	}
 	// The pool keeps the encoders' compression state (about 1 MB each) from one image to the
-	// next; the slots bound how many are in use. Default compression writes the same bytes as
-	// the best one for these images, in two thirds of the time.
+	// next; the workers bound how many are in use. Default compression writes the same bytes
+	// as the best one for these images, in two thirds of the time.
 	enc := &png.Encoder{CompressionLevel: png.DefaultCompression, BufferPool: &encoderPool{}}
 	return &Renderer{
-		slots: make(chan struct{}, maxConcurrent),
-		draw:  func(content string) ([]byte, error) { return drawPNG(enc, content) },
+		workers: opts.Workers, background: opts.Background, jobs: make(chan job, opts.Queue),
+		draw: func(content string) ([]byte, error) { return drawPNG(enc, content) },
 	}
 }
 
-// RenderPNG draws content as a QR code in a PNG image. It waits for a free slot, and gives up
-// with ctx.Err() if the context ends first. Content must be ASCII and fit a QR code (at most 2331
-// bytes at this error correction level); other content gives ErrContent.
+// Workers is how many images the renderer draws at once.
+func (r *Renderer) Workers() int { return r.workers }
+
+// RenderPNG draws content as a QR code in a PNG image. It waits for a worker, and gives up with
+// ctx.Err() if the context ends first; when the queue of waiting calls is full it answers
+// ports.ErrOverloaded at once. Content must be ASCII and fit a QR code (at most 2331 bytes at
+// this error correction level); other content gives ErrContent.
 func (r *Renderer) RenderPNG(ctx context.Context, content string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -65,13 +120,69 @@ func (r *Renderer) RenderPNG(ctx context.Context, content string) ([]byte, error
 	if err := checkContent(content); err != nil {
 		return nil, err
 	}
+	j := job{ctx: ctx, content: content, done: make(chan result, 1)}
 	select {
-	case r.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case r.jobs <- j:
+	default:
+		return nil, fmt.Errorf("%w: %d QR drawings are already waiting", ports.ErrOverloaded, cap(r.jobs))
 	}
-	defer func() { <-r.slots }()
-	return r.draw(content)
+	r.startWorker()
+	select {
+	case res := <-j.done:
+		return res.png, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err() // the worker skips the job
+	}
+}
+
+// startWorker starts a worker unless all of them run already.
+func (r *Renderer) startWorker() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running < r.workers {
+		r.running++
+		go r.work()
+	}
+}
+
+// work draws queued jobs until none came for idleWorker. A background worker keeps its OS
+// thread to itself for its whole life, at the lowest priority; the thread ends with it, so no
+// other goroutine ever runs at that priority.
+func (r *Renderer) work() {
+	if r.background {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		lowerThreadPriority()
+	}
+	idle := time.NewTimer(idleWorker)
+	defer idle.Stop()
+	for {
+		select {
+		case j := <-r.jobs:
+			if j.ctx.Err() != nil {
+				continue // its caller left
+			}
+			png, err := r.draw(j.content)
+			j.done <- result{png, err}
+			idle.Reset(idleWorker)
+		case <-idle.C:
+			if r.stop() {
+				return
+			}
+			idle.Reset(idleWorker)
+		}
+	}
+}
+
+// stop ends an idle worker unless a job came meanwhile: a caller that queued it after the
+// worker's last look and found every worker running counts on this one.
+func (r *Renderer) stop() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.jobs) > 0 {
+		return false
+	}
+	r.running--
+	return true
 }
 
 // checkContent refuses empty content and anything outside ASCII: go-qrcode writes bytes without

@@ -11,11 +11,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/makiuchi-d/gozxing"
 	zxqr "github.com/makiuchi-d/gozxing/qrcode"
 
 	"github.com/pixgate/pixgate/adapters/qr"
+	"github.com/pixgate/pixgate/ports"
 )
 
 // Payloads written by package pix (its tests hold the same strings). longest is the longest code
@@ -108,8 +110,8 @@ func TestNewRendererBound(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := qr.NewRenderer(tc.max).Slots(); got != tc.want {
-				t.Fatalf("Slots() = %d, want %d", got, tc.want)
+			if got := qr.NewRenderer(tc.max).Workers(); got != tc.want {
+				t.Fatalf("Workers() = %d, want %d", got, tc.want)
 			}
 		})
 	}
@@ -140,7 +142,7 @@ func (g *gate) draw(string) ([]byte, error) {
 func TestRenderPNGDrawsAtMostTheBoundAtOnce(t *testing.T) {
 	const bound, callers = 3, 12
 	g := newGate()
-	r := qr.NewRendererWithDraw(bound, g.draw)
+	r := qr.NewRendererWithDraw(qr.Options{Workers: bound}, g.draw)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
@@ -180,7 +182,7 @@ func TestRenderPNGDrawsAtMostTheBoundAtOnce(t *testing.T) {
 func TestRenderPNGGivesUpWhenTheContextEnds(t *testing.T) {
 	t.Run("a caller waiting for a slot gets ctx.Err() when its context is canceled", func(t *testing.T) {
 		g := newGate()
-		r := qr.NewRendererWithDraw(1, g.draw)
+		r := qr.NewRendererWithDraw(qr.Options{Workers: 1}, g.draw)
 		held := make(chan error, 1)
 		go func() {
 			_, err := r.RenderPNG(context.Background(), "x")
@@ -222,6 +224,68 @@ func TestRenderPNGGivesUpWhenTheContextEnds(t *testing.T) {
 		}
 		if _, err := r.RenderPNG(context.Background(), short); err != nil {
 			t.Fatalf("RenderPNG after canceled calls: %v", err)
+		}
+	})
+}
+
+func TestRenderPNGAnswersOverloadedWhenItsQueueIsFull(t *testing.T) {
+	const workers, queue = 2, 3
+	g := newGate()
+	r := qr.NewRendererWithDraw(qr.Options{Workers: workers, Queue: queue}, g.draw)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers+queue)
+	for range workers {
+		wg.Go(func() {
+			_, err := r.RenderPNG(context.Background(), "x")
+			errs <- err
+		})
+	}
+	for range workers {
+		<-g.entered // every worker is drawing
+	}
+	for range queue {
+		wg.Go(func() {
+			_, err := r.RenderPNG(context.Background(), "x")
+			errs <- err
+		})
+	}
+	for i := 0; r.Queued() < queue; i++ {
+		if i == 5000 {
+			t.Fatalf("%d calls queued after 5 s, want %d", r.Queued(), queue)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, refused := r.RenderPNG(context.Background(), "x")
+	if !errors.Is(refused, ports.ErrOverloaded) {
+		t.Fatalf("RenderPNG with %d drawing and %d waiting: %v, want ports.ErrOverloaded", workers, queue, refused)
+	}
+	if got := g.calls.Load(); got != workers {
+		t.Fatalf("%d drawings started, want only the %d workers'", got, workers)
+	}
+	for range queue {
+		g.release <- struct{}{}
+		<-g.entered
+	}
+	for range workers {
+		g.release <- struct{}{}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a call admitted to the queue failed: %v", err)
+		}
+	}
+	t.Run("once the queue drained, calls are admitted again", func(t *testing.T) {
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.RenderPNG(context.Background(), "x")
+			done <- err
+		}()
+		<-g.entered
+		g.release <- struct{}{}
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
 	})
 }

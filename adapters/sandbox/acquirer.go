@@ -1,6 +1,3 @@
-// Package sandbox is the sandbox acquirer seen from pixgate's ports: it answers the
-// devolutions pixgate asks for as a PSP would, without moving any money. It knows the ports
-// and the domain only; production wiring never builds it unless PIXGATE_SANDBOX is on.
 package sandbox
 
 import (

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
 
@@ -24,16 +25,8 @@ type UUIDs struct{}
 
 var _ ports.IDGenerator = UUIDs{}
 
-// NewID returns a fresh random UUID v4.
-func (UUIDs) NewID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // never happens on a supported OS
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+// NewID returns a fresh random UUID v4 (domain.NewID, the one implementation).
+func (UUIDs) NewID() string { return domain.NewID() }
 
 // Capabilities makes the tokens of capability URLs: 24 bytes (192 bits) from crypto/rand,
 // 32 characters of URL-safe base64.

@@ -45,16 +45,21 @@ type Options struct {
 	// socket checks the address once more. Tests use it to see every address the sender
 	// connects to.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-	// Now tells the time against which a Retry-After date is read. Default time.Now.
-	Now func() time.Time
+	// Clock tells the time against which a Retry-After date is read. Default the wall clock.
+	Clock ports.Clock
 }
+
+// wallClock is the default Clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now().UTC() }
 
 // Sender delivers webhook notifications; see the package comment. Safe for concurrent use: it
 // keeps connections to receivers open between attempts.
 type Sender struct {
 	client  *http.Client
 	timeout time.Duration
-	now     func() time.Time
+	clock   ports.Clock
 }
 
 // NewSender builds a Sender. An unreadable CA file, or one without a certificate, is an error.
@@ -68,8 +73,8 @@ func NewSender(o Options) (*Sender, error) {
 	if o.Resolver == nil {
 		o.Resolver = net.DefaultResolver
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = wallClock{}
 	}
 	if o.Dial == nil {
 		d := &net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second, Control: controlGuard(o.AllowPrivate)}
@@ -99,7 +104,7 @@ func NewSender(o Options) (*Sender, error) {
 		// would send the signed event somewhere the merchant did not name.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Sender{client: client, timeout: o.Timeout, now: o.Now}, nil
+	return &Sender{client: client, timeout: o.Timeout, clock: o.Clock}, nil
 }
 
 // rootCAs is the system's pool plus the certificates of caFile.
@@ -148,8 +153,20 @@ func (s *Sender) Send(ctx context.Context, m ports.WebhookMessage) (ports.Webhoo
 	defer resp.Body.Close()
 	// The body is read only to reuse the connection; failing to read it changes no outcome.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyRead))
-	retryAfter, _ := ParseRetryAfter(resp.Header.Get("Retry-After"), s.now())
-	return ports.WebhookResponse{StatusCode: resp.StatusCode, RetryAfter: retryAfter}, nil
+	retryAfter, _ := ParseRetryAfter(resp.Header.Get("Retry-After"), s.clock.Now())
+	return ports.WebhookResponse{StatusCode: resp.StatusCode, Verdict: verdict(resp.StatusCode), RetryAfter: retryAfter}, nil
+}
+
+// verdict reads a status as Standard Webhooks does: a 2xx delivers, 410 Gone stops for good,
+// anything else is tried again.
+func verdict(status int) ports.WebhookVerdict {
+	switch {
+	case status >= 200 && status <= 299:
+		return ports.WebhookDelivered
+	case status == http.StatusGone:
+		return ports.WebhookGone
+	}
+	return ports.WebhookRetry
 }
 
 // transportError turns the client's error into one a merchant may read: without the URL (the

@@ -313,6 +313,33 @@ func TestSendReportsAnswersThatAreNotSuccess(t *testing.T) {
 	}
 }
 
+func TestSendGivesEachAnswerItsVerdict(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status int
+		want   ports.WebhookVerdict
+	}{
+		{200, ports.WebhookDelivered}, {204, ports.WebhookDelivered},
+		{299, ports.WebhookDelivered}, {301, ports.WebhookRetry}, {307, ports.WebhookRetry},
+		{400, ports.WebhookRetry}, {404, ports.WebhookRetry}, {410, ports.WebhookGone},
+		{429, ports.WebhookRetry}, {500, ports.WebhookRetry},
+	}
+	for _, tc := range cases {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			t.Parallel()
+			rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) })
+			snd, _ := newSender(t, senderSetup{allowPrivate: true, caFile: rc.caFile})
+			resp, err := snd.Send(context.Background(), message(rc.url("/")))
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if resp.Verdict != tc.want {
+				t.Errorf("status %d: verdict %d, want %d", resp.StatusCode, resp.Verdict, tc.want)
+			}
+		})
+	}
+}
+
 func TestSendDoesNotFollowARedirect(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {

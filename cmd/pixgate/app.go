@@ -24,7 +24,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// jwtLeeway is the clock skew tolerated on token times: the contract's maximum.
+// jwtLeeway is the clock skew tolerated on token times: the maximum docs/API.md, Token endpoints allows.
 const jwtLeeway = 30 * time.Second
 
 // stores are the storage ports of the configured store.
@@ -83,14 +83,14 @@ func signingKey(cfg Config, log *slog.Logger) (*rsa.PrivateKey, error) {
 	return jwtauth.GenerateKey()
 }
 
-func secretHasher(cfg Config, log *slog.Logger) (*application.SecretHasher, error) {
+func secretHasher(cfg Config, log *slog.Logger) (*system.ClientSecrets, error) {
 	key := cfg.CredentialKey
 	if len(key) == 0 {
 		log.Warn("no PIXGATE_CREDENTIAL_KEY: generated one; credentials created now stop matching after a restart")
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	}
-	return application.NewSecretHasher(key)
+	return system.NewClientSecrets(key)
 }
 
 // app is pixgate assembled: every adapter built and handed to the use cases that need it.
@@ -105,12 +105,16 @@ type app struct {
 	// publicURL is the base of the payment pages' addresses: PIXGATE_PUBLIC_URL, or the
 	// server's own address (serve sets the one it listens on).
 	publicURL string
-	hasher    *application.SecretHasher
+	hasher    *system.ClientSecrets
+	// authCache remembers what authentication read (nil when PIXGATE_AUTH_CACHE_TTL is 0).
+	authCache *application.AuthCache
 	issuer    *jwtauth.Issuer
 	verifier  ports.TokenVerifier
 	jwks      []byte // the JWKS document of verifier's keys
 	emitter   *pix.Emitter
-	renderer  *qr.Renderer
+	renderer  ports.QRRenderer
+	// sandbox is the simulated world of PIXGATE_SANDBOX=true; nil, and never built, without it.
+	sandbox *sandboxWorld
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
 	// API Pix, or none (devolutions.go).
 	acquirer ports.Acquirer
@@ -122,17 +126,13 @@ type app struct {
 	onWebhookAttempt func(domain.Event, ports.Attempt, ports.DeliveryStatus)
 	// webhookOptions are the sender's options beyond the configuration.
 	webhookOptions webhook.Options
-	// jobs run in the background while the server serves, each every its interval.
-	jobs []job
-	// stopping runs at shutdown, after the last request and the jobs ended (leases...).
-	stopping []func(context.Context) error
-}
-
-// job is a background task run every interval.
-type job struct {
-	name     string
-	interval time.Duration
-	run      func(context.Context) (int, error)
+	// jobs run in the background while the server serves, each every its interval, and
+	// workers run beside them until shutdown (scheduler.go).
+	jobs    []job
+	workers []worker
+	// pixLocationCache bounds the signed answers the location route keeps (0: the default;
+	// a benchmark sets 1 to time the fetch that must sign).
+	pixLocationCache int
 }
 
 // newApp assembles pixgate. Options adjust the app before anything is built (tests point the
@@ -148,9 +148,15 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		a.publicURL = ownBaseURL(cfg.Addr)
 	}
 	var err error
-	if a.stores, err = openStores(ctx, cfg); err != nil {
-		return nil, err
+	if a.stores.accounts == nil { // an option may hand in stores (instances sharing one store)
+		if a.stores, err = openStores(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
+	// Every change of an account or credential made by this instance reaches its own
+	// authentication cache at once; other instances' changes within the TTL.
+	a.authCache = application.NewAuthCache(cfg.AuthCacheTTL, a.clock, 0)
+	a.stores.accounts = a.authCache.Invalidating(a.stores.accounts)
 	if a.hasher, err = secretHasher(cfg, log); err != nil {
 		return nil, err
 	}
@@ -167,10 +173,15 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		return nil, err
 	}
 	a.verifier, a.jwks = verifier, verifier.JWKS()
-	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity}); err != nil {
+	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity,
+		LocationPrefix: pixLocationPrefix(cfg.PublicURL)}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
-	a.renderer = qr.NewRenderer(cfg.QRConcurrency)
+	// Drawings take the CPU that nothing else wants (serve gives the Go scheduler a processor
+	// per drawing on top of the machine's), and a creation that would wait too long is refused.
+	if a.renderer == nil { // an option may hand in another (tests)
+		a.renderer = qr.New(qr.Options{Workers: cfg.QRConcurrency, Queue: cfg.QRQueue, Background: true})
+	}
 
 	// Metrics wrap the ports, so every use case built below is measured.
 	a.metrics = metrics.New()
@@ -179,6 +190,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	a.stores.ledger = a.metrics.Ledger(a.stores.ledger)
 	a.onWebhookAttempt = a.metrics.ObserveDelivery
 	st := a.stores
+	if cfg.Sandbox {
+		if a.sandbox, err = newSandboxWorld(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if a.acquirer, err = newAcquirer(cfg, a.clock); err != nil {
 		return nil, err
 	}
@@ -189,13 +205,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		job{name: recoverJobName, interval: 10 * time.Second, run: st.ledger.Recover})
 
 	deps := httpapi.Deps{
-		Authenticator:     application.NewAuthenticate(a.verifier, st.accounts),
+		Authenticator:     application.NewCachedAuthenticate(a.verifier, st.accounts, a.authCache),
 		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
 		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
 		Ready:             st.pinger,
+		Clock:             a.clock,
 		Observer:          a.metrics,
 		Logger:            log,
 		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(st.ledger)},
@@ -203,7 +220,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if cfg.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()
 	}
-	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage}
+	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
 			return nil, err
@@ -212,8 +229,16 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	// The rate limits of POST /transaction and of the token endpoint are the service's: each
 	// instance enforces its share, by the number of live instances registered in the store.
 	share := httpapi.NewRateShare(st.instances, a.ids.NewID(), a.clock, []*httpapi.RateLimiter{deps.RateLimiter}, deps.Auth.Limits)
-	a.jobs = append(a.jobs, job{name: "instance heartbeat", interval: httpapi.HeartbeatInterval, run: share.Beat})
-	a.stopping = append(a.stopping, share.Leave)
+	// A worker, not a job: once stopped it leaves the registry, so the others take up its share
+	// at their next heartbeat.
+	a.workers = append(a.workers, worker{name: "instance heartbeat", run: func(ctx context.Context) error {
+		every(ctx, httpapi.HeartbeatInterval, share.Beat, func(err error) {
+			a.log.Error("instance heartbeat", slog.String("error", err.Error()))
+		})
+		leave, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return share.Leave(leave)
+	}})
 	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
 		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
 	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value

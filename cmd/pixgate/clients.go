@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,18 +14,34 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
+// errEphemeralStore refuses to manage accounts in the memory store, which lives only as long
+// as the command: an account created there would die before anyone could use its secret.
+var errEphemeralStore = errors.New("clients: the memory store (PIXGATE_STORE=memory, the default) lives only as long as this command, " +
+	"so an account made here would be gone before its secret could be used; point the command at the server's store " +
+	"(PIXGATE_STORE=mongo with PIXGATE_MONGODB_URI and PIXGATE_CREDENTIAL_KEY), or give a memory-store server its accounts " +
+	"with PIXGATE_SEED_CLIENTS (make run prints a demo account)")
+
 // clients runs `pixgate clients create|list|disable` against the configured store.
 func clients(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("clients needs a sub-command: create, list or disable\n%s", usage)
 	}
-	log := newLogger(cfg, stderr)
+	if cfg.Store == "memory" {
+		return errEphemeralStore
+	}
 	st, err := openStores(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.close(context.WithoutCancel(ctx))
+	return clientsIn(ctx, cfg, st, args, stdout, stderr)
+}
+
+// clientsIn runs a clients sub-command against st.
+func clientsIn(ctx context.Context, cfg Config, st stores, args []string, stdout, stderr io.Writer) error {
+	log := newLogger(cfg, stderr)
 	clock, ids := system.Clock{}, system.UUIDs{}
+	var err error
 
 	switch args[0] {
 	case "create":
@@ -33,6 +50,10 @@ func clients(ctx context.Context, cfg Config, args []string, stdout, stderr io.W
 		name := fs.String("name", "", "the merchant's name (required)")
 		scopeList := fs.String("scopes", "", "comma-separated scopes; empty grants every scope")
 		if err := fs.Parse(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, usage)
+				return nil
+			}
 			return err
 		}
 		if *name == "" || fs.NArg() > 0 {

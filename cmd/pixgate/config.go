@@ -37,6 +37,7 @@ type Config struct {
 	JWTIssuer       string
 	JWTAudience     string
 	TokenTTL        time.Duration
+	AuthCacheTTL    time.Duration // 0: every request reads its credential and account
 	UpstreamToken   string
 	UpstreamJWKS    string
 	UpstreamTimeout time.Duration
@@ -47,6 +48,7 @@ type Config struct {
 	MerchantName    string
 	MerchantCity    string
 	QRConcurrency   int
+	QRQueue         int // creations that may wait for a drawing; 0: the renderer's default
 	FeeFixedCents   int64
 	FeeBasisPoints  int64
 	WithdrawalFee   int64
@@ -70,6 +72,13 @@ type Config struct {
 	PayRateLimitBurst int
 	PayStreamsCharge  int
 	PayStreamsAddress int
+
+	// Dynamic charges (wire_pixlocation.go), with PublicURL only.
+	PixSigningKey      string // PEM file of the key that signs payload locations
+	PixSigningPrevious string // PEM file of earlier keys kept in the key set
+	PixSigningCert     string // PEM file of the signing key's certificate chain
+	PixLocationRPS     float64
+	PixLocationBurst   int
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -150,6 +159,14 @@ func settings() []setting {
 			c.TokenTTL = time.Duration(n) * time.Second
 			return err
 		}},
+		{"PIXGATE_AUTH_CACHE_TTL", "2s", "How long an instance trusts what it read about a credential and its account (revoked? disabled? scopes?) before reading them again; a revocation or disabling made on another instance takes up to this long to reach it (at once on the instance that made it). 0 reads them on every request.", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > time.Minute {
+				return fmt.Errorf("must be a duration from 0 to 1m, such as 2s")
+			}
+			c.AuthCacheTTL = d
+			return nil
+		}},
 		{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL", "", "OpenID Connect token endpoint to delegate client credentials to.", func(c *Config, v string) error {
 			c.UpstreamToken = v
 			return urlOrEmpty(v)
@@ -170,12 +187,17 @@ func settings() []setting {
 		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments: a valid e-mail, +55 phone, CPF, CNPJ or EVP key.", nonEmpty(func(c *Config) *string { return &c.PixKey })},
 		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
 		{"PIXGATE_PIX_MERCHANT_CITY", "SAO PAULO", "Merchant city in the BR Code (cut at 15 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantCity })},
-		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once; 0 means the number of CPUs (1 keeps a core free for lookups on 2 cores, at half the creation rate).", func(c *Config, v string) error {
+		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once, each on a thread of the lowest priority so that other requests always find a core; 0 means the number of CPUs.", func(c *Config, v string) error {
 			n, err := intIn(v, 0, 1024)
 			c.QRConcurrency = int(n)
 			if n == 0 {
 				c.QRConcurrency = runtime.GOMAXPROCS(0)
 			}
+			return err
+		}},
+		{"PIXGATE_QR_QUEUE", "0", "Creations that may wait for a QR drawing beyond those being drawn; when full, POST /transaction answers 503 unavailable with Retry-After and stores nothing. 0 means 32 per drawing at once (about 50 ms of waiting at most).", func(c *Config, v string) error {
+			n, err := intIn(v, 0, 1_000_000)
+			c.QRQueue = int(n)
 			return err
 		}},
 		{"PIXGATE_FEE_FIXED_CENTS", "0", "Fixed fee on each paid transaction, in cents.", int64Setting(0, 100_000, func(c *Config) *int64 { return &c.FeeFixedCents })},
@@ -249,7 +271,7 @@ func settings() []setting {
 			c.TokenFailures = int(n)
 			return err
 		}},
-		{"PIXGATE_PUBLIC_URL", "", "https base URL at which payers reach pixgate: each transaction's paymentUrl is this base, /pay/ and its token. Empty: the server's own address (http://localhost:8080 for make run).", func(c *Config, v string) error {
+		{"PIXGATE_PUBLIC_URL", "", "https base URL at which payers reach pixgate: each transaction's paymentUrl is this base, /pay/ and its token, and charges are dynamic BR Codes whose payload location is under it. Empty: the server's own address (http://localhost:8080 for make run) and static codes.", func(c *Config, v string) error {
 			if v == "" {
 				return nil
 			}
@@ -278,6 +300,31 @@ func settings() []setting {
 		{"PIXGATE_PAY_STREAMS_PER_ADDRESS", "20", "Live channels of the payment page open at once per client address.", func(c *Config, v string) error {
 			n, err := intIn(v, 1, 100_000)
 			c.PayStreamsAddress = int(n)
+			return err
+		}},
+		{"PIXGATE_PIX_SIGNING_KEY_FILE", "", "PEM RSA private key (2048 bits or more) that signs the payload locations of dynamic charges, never the token key; empty generates one with a warning. Only with PIXGATE_PUBLIC_URL.", func(c *Config, v string) error {
+			c.PixSigningKey = v
+			return nil
+		}},
+		{"PIXGATE_PIX_SIGNING_PREVIOUS_KEYS_FILE", "", "PEM file of earlier signing keys (private or public keys, or certificates), served in the key set beside the current one after a rotation.", func(c *Config, v string) error {
+			c.PixSigningPrevious = v
+			return nil
+		}},
+		{"PIXGATE_PIX_SIGNING_CERT_FILE", "", "PEM certificate chain of the signing key, its own certificate first; sent as x5c and x5t#S256. In production it must chain to ICP-Brasil.", func(c *Config, v string) error {
+			c.PixSigningCert = v
+			return nil
+		}},
+		{"PIXGATE_PIX_LOCATION_RATE_LIMIT_RPS", "50", "Requests a second per client address to GET /pix/qr/{locationId} and /pix/jwks (a payer's bank fetches from few addresses); 0 turns the limit off.", func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1e6 {
+				return fmt.Errorf("must be a number from 0 to 1000000")
+			}
+			c.PixLocationRPS = f
+			return nil
+		}},
+		{"PIXGATE_PIX_LOCATION_RATE_LIMIT_BURST", "200", "Burst of payload location requests per client address.", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 1_000_000)
+			c.PixLocationBurst = int(n)
 			return err
 		}},
 		{"PIXGATE_WEBHOOK_ALLOW_PRIVATE", "false", "Let webhooks reach loopback and private addresses (development and tests only).", boolSetting(func(c *Config) *bool { return &c.WebhookPrivate })},
@@ -324,12 +371,18 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if err := acquirerAPIConfig(c); err != nil {
 		return Config{}, err
 	}
+	if err := pixLocationConfig(c); err != nil {
+		return Config{}, err
+	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {
-		for name, v := range map[string]string{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": c.UpstreamToken,
-			"PIXGATE_AUTH_UPSTREAM_JWKS_URL": c.UpstreamJWKS, "PIXGATE_AUTH_UPSTREAM_ISSUER": c.UpstreamIssuer,
-			"PIXGATE_AUTH_UPSTREAM_AUDIENCE": c.UpstreamAud} {
-			if v == "" {
-				return Config{}, fmt.Errorf("%s: required when an upstream authentication provider is configured", name)
+		// In the settings table's order, so that the same configuration always names the same
+		// variable first.
+		for _, u := range []struct{ name, value string }{
+			{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL", c.UpstreamToken}, {"PIXGATE_AUTH_UPSTREAM_JWKS_URL", c.UpstreamJWKS},
+			{"PIXGATE_AUTH_UPSTREAM_ISSUER", c.UpstreamIssuer}, {"PIXGATE_AUTH_UPSTREAM_AUDIENCE", c.UpstreamAud},
+		} {
+			if u.value == "" {
+				return Config{}, fmt.Errorf("%s: required when an upstream authentication provider is configured", u.name)
 			}
 		}
 	}

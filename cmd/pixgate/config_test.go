@@ -157,3 +157,13 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+func TestAnIncompleteUpstreamProviderIsNamedTheSameEveryRun(t *testing.T) {
+	env := map[string]string{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": "https://idp.example/token"}
+	for range 20 {
+		_, err := loadConfig(func(k string) string { return env[k] })
+		if err == nil || !strings.HasPrefix(err.Error(), "PIXGATE_AUTH_UPSTREAM_JWKS_URL:") {
+			t.Fatalf("err = %v, want the first missing setting, PIXGATE_AUTH_UPSTREAM_JWKS_URL", err)
+		}
+	}
+}

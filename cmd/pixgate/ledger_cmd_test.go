@@ -18,7 +18,7 @@ import (
 func runLedger(t *testing.T, vars map[string]string, args ...string) (string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"ledger"}, args...), func(k string) string { return vars[k] }, &stdout, &stderr)
+	err := run(context.Background(), append([]string{"ledger"}, args...), environ(vars), &stdout, &stderr)
 	return stdout.String(), err
 }
 

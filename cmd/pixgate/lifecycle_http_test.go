@@ -167,7 +167,7 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 		return e.lcGet(tok, id).json(t)
 	}
 
-	t.Run("PAID: the payment sets every field the contract lists", func(t *testing.T) {
+	t.Run("PAID: the payment sets every field docs/API.md, States and transitions lists", func(t *testing.T) {
 		id := e.lcCreate(tok)
 		before := time.Now().UTC().Truncate(time.Millisecond)
 		got := step(t, id, "pay", http.StatusOK)

@@ -148,8 +148,12 @@ func TestAccountsMadeWithoutScopesGetEveryScopeIncludingAccountAdmin(t *testing.
 		if err != nil {
 			t.Fatal(err)
 		}
+		st, err := openStores(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var out, errOut bytes.Buffer
-		if err := clients(context.Background(), cfg, []string{"create", "--name", "Loja CLI"}, &out, &errOut); err != nil {
+		if err := clientsIn(context.Background(), cfg, st, []string{"create", "--name", "Loja CLI"}, &out, &errOut); err != nil {
 			t.Fatalf("%v: %s", err, errOut.String())
 		}
 		if !strings.Contains(out.String(), "scopes="+domain.JoinScopes(domain.AllScopes())+"\n") {
@@ -378,7 +382,7 @@ func TestOAuthTokenEndpointAnswersAsRFC6749Says(t *testing.T) {
 			}
 		})
 	}
-	t.Run("/auth/token keeps the interface document's Unix time", func(t *testing.T) {
+	t.Run("/auth/token keeps the Unix time of docs/API.md, Token endpoints", func(t *testing.T) {
 		m := e.tkForm("/auth/token", tkCreds(acc.Credential)).json(t)
 		if exp := m["expires_in"].(float64); exp < float64(time.Now().Unix()) || m["expires_in_sec"] != float64(900) {
 			t.Fatalf("body %v", m)

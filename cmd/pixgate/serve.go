@@ -8,10 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
-
-	"github.com/pixgate/pixgate/application"
 )
 
 // serve runs the API until ctx ends (SIGTERM), then stops accepting, lets requests in flight
@@ -37,15 +34,20 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 			log.Error("closing the store", slog.String("error", err.Error()))
 		}
 	}()
+	// Every address is bound before the seed prints a demo account, so that a busy port stops
+	// the start before credentials that would die with it are shown.
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
+		}
+		defer metricsLn.Close()
+	}
 	if err := a.seed(ctx, stdout); err != nil {
 		return err
 	}
 
-	if cfg.MetricsAddr != "" {
-		metricsLn, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
-		}
+	if metricsLn != nil {
 		metricsSrv := &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = metricsSrv.Serve(metricsLn) }()
 		defer metricsSrv.Close()
@@ -61,13 +63,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	}
 
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	report := func(what string) func(error) {
-		return func(err error) { log.Error(what, slog.String("error", err.Error())) }
-	}
-	for _, j := range a.jobs {
-		wg.Go(func() { application.Every(background, j.interval, j.run, report(j.name)) })
-	}
+	waitBackground := a.startBackground(background, log)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -79,7 +75,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	select {
 	case err := <-served:
 		stopBackground()
-		wg.Wait()
+		waitBackground()
 		return err
 	case <-ctx.Done():
 	}
@@ -88,12 +84,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)
 	stopBackground()
-	wg.Wait()
-	for _, stop := range a.stopping {
-		if stopErr := stop(shutdownCtx); stopErr != nil {
-			log.Error("stopping", slog.String("error", stopErr.Error()))
-		}
-	}
+	waitBackground()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/pixgate/pixgate/application"
 )
 
 // TestSoakMixedLoadLevelsOff drives a mixed load (create, get, list, pay through the sandbox,
@@ -55,10 +53,7 @@ func TestSoakMixedLoadLevelsOff(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	var jobs sync.WaitGroup
-	for _, j := range e.app.jobs {
-		jobs.Go(func() { application.Every(ctx, j.interval, j.run, func(error) {}) })
-	}
+	waitBackground := e.app.startBackground(ctx, slog.New(slog.DiscardHandler))
 
 	workers := min(max(runtime.GOMAXPROCS(0), 4), 16)
 	transport := &http.Transport{MaxIdleConns: 2 * workers, MaxIdleConnsPerHost: 2 * workers, IdleConnTimeout: time.Minute}
@@ -214,7 +209,7 @@ func TestSoakMixedLoadLevelsOff(t *testing.T) {
 	load.Wait()
 	sampling.Wait()
 	stop()
-	jobs.Wait()
+	waitBackground()
 
 	if n := unexpected.Load(); n > 0 {
 		t.Fatalf("%d of %d requests answered unexpectedly; the first: %s", n, requests.Load(), failure)

@@ -17,14 +17,11 @@ func (a *app) wireAcquirer(deps *httpapi.Deps) error {
 		return nil
 	}
 	var receiver *domain.AccountHolder
-	if a.cfg.Sandbox {
-		r, err := a.sandboxReceiver()
-		if err != nil {
-			return err
-		}
+	if a.sandbox != nil {
+		r := a.sandbox.account
 		receiver = &r
 	}
-	deps.Acquirer = httpapi.AcquirerDeps{
+	deps.Acquirer = &httpapi.AcquirerDeps{
 		Notifications: application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
 			pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment),
 		Secret: a.cfg.AcquirerSecret,

@@ -29,7 +29,7 @@ func (a *app) wireAuth(deps *httpapi.Deps) error {
 			return fmt.Errorf("PIXGATE_AUTH_UPSTREAM_JWKS_URL: %w", err)
 		}
 		granter = application.NewIssueUpstreamToken(st.accounts, exchanger)
-		deps.Authenticator = application.NewAuthenticate(verifier, st.accounts)
+		deps.Authenticator = application.NewCachedAuthenticate(verifier, st.accounts, a.authCache)
 	}
 	deps.Auth = httpapi.AuthDeps{
 		Token:               granter,
@@ -42,7 +42,7 @@ func (a *app) wireAuth(deps *httpapi.Deps) error {
 		ListCredentials:     application.NewListCredentials(st.accounts),
 		RevokeCredential:    application.NewRevokeCredential(st.accounts, a.clock),
 		GetWebhookSecret:    application.NewGetWebhookSecret(st.accounts, a.clock),
-		RotateWebhookSecret: application.NewRotateWebhookSecret(st.accounts, a.clock),
+		RotateWebhookSecret: application.NewRotateWebhookSecret(st.accounts, a.clock, a.hasher),
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
-	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/domain"
 )
 
@@ -13,43 +13,54 @@ import (
 // complete: often enough that PIXGATE_SANDBOX_SETTLE_SECONDS reads as "about that long".
 const sandboxRefundSettleEvery = 500 * time.Millisecond
 
+// Names of the sandbox's jobs (in logs, and for tests that run them by hand).
+const (
+	sandboxRefundSettleJob = "settling sandbox refunds"
+	settleJobName          = "settling sandbox withdrawals"
+)
+
 // transactionFee is the fee on each paid transaction, as configured.
 func (a *app) transactionFee() domain.FeePolicy {
 	return domain.FeePolicy{FixedCents: domain.Cents(a.cfg.FeeFixedCents), BasisPoints: a.cfg.FeeBasisPoints}
 }
 
-// sandboxReceiver is the gateway's receiving account as the sandbox shows it.
-func (a *app) sandboxReceiver() (domain.AccountHolder, error) {
-	r, err := application.SandboxReceiver(a.cfg.PixKey, a.cfg.MerchantName)
-	if err != nil {
-		return domain.AccountHolder{}, fmt.Errorf("PIXGATE_PIX_KEY: the sandbox needs the key's type: %w", err)
-	}
-	return r, nil
+// sandboxWorld is the simulated outside world of PIXGATE_SANDBOX=true: the gateway's receiving
+// (and paying) account and the PIX directory. newApp builds it only with the sandbox on.
+type sandboxWorld struct {
+	account   domain.AccountHolder
+	directory sandbox.Directory
 }
 
-// wireSandbox wires the sandbox acquirer: its /sandbox/transaction routes and the job that
-// completes refunds and MED refunds after PIXGATE_SANDBOX_SETTLE_SECONDS. Nothing exists
+func newSandboxWorld(cfg Config) (*sandboxWorld, error) {
+	account, err := sandbox.ReceivingAccount(cfg.PixKey, cfg.MerchantName)
+	if err != nil {
+		return nil, fmt.Errorf("PIXGATE_PIX_KEY: the sandbox needs the key's type: %w", err)
+	}
+	return &sandboxWorld{account: account}, nil
+}
+
+// wireSandbox wires the sandbox's steering, its /sandbox routes, and the jobs that complete
+// refunds, MED refunds and payouts after PIXGATE_SANDBOX_SETTLE_SECONDS. Nothing exists
 // without PIXGATE_SANDBOX=true.
 func (a *app) wireSandbox(deps *httpapi.Deps) error {
-	if !a.cfg.Sandbox {
+	if a.sandbox == nil {
 		return nil
 	}
-	receiver, err := a.sandboxReceiver()
-	if err != nil {
-		return err
-	}
-	repo := a.stores.transactions
+	txs, wds := a.stores.transactions, a.stores.withdrawals
+	tx := sandbox.NewTransactionSteering(txs, a.clock, a.transactionFee(), a.sandbox.account)
+	wd := sandbox.NewWithdrawalSteering(wds, a.clock)
 	deps.Sandbox = httpapi.SandboxDeps{
-		Pay:           application.NewPaySandboxTransaction(repo, a.clock, a.transactionFee(), receiver),
-		OpenDispute:   application.NewOpenSandboxDispute(repo, a.clock),
-		AcceptDispute: application.NewAcceptSandboxDispute(repo, a.clock),
-		RejectDispute: application.NewRejectSandboxDispute(repo, a.clock),
-		FailRefund:    application.NewFailSandboxRefund(repo, a.clock),
+		PayTransaction: tx.PayTransaction, OpenDispute: tx.OpenDispute, AcceptDispute: tx.AcceptDispute,
+		RejectDispute: tx.RejectDispute, FailRefund: tx.FailRefund,
+		FailWithdrawal: wd.FailWithdrawal, RejectWithdrawal: wd.RejectWithdrawal, RefundWithdrawal: wd.RefundWithdrawal,
 	}
-	settle := application.NewSettleSandbox(repo, a.clock, a.emitter.Acquirer(), a.cfg.SandboxSettle)
-	a.jobs = append(a.jobs, job{name: sandboxRefundSettleJob, interval: sandboxRefundSettleEvery, run: settle.RunOnce})
+	settleTxs := sandbox.NewSettleTransactions(txs, a.clock, a.emitter.Acquirer(), a.cfg.SandboxSettle)
+	settleWds := sandbox.NewSettleWithdrawals(wds, a.clock, a.cfg.SandboxSettle, a.sandbox.account.BankAccount.ISPB)
+	// A quarter of the delay keeps "about 2 s" close to 2 s, without polling the store more
+	// than twice a second.
+	wdInterval := min(max(a.cfg.SandboxSettle/4, 500*time.Millisecond), 10*time.Second)
+	a.jobs = append(a.jobs,
+		job{name: sandboxRefundSettleJob, interval: sandboxRefundSettleEvery, run: settleTxs.RunOnce},
+		job{name: settleJobName, interval: wdInterval, run: settleWds.RunOnce})
 	return nil
 }
-
-// sandboxRefundSettleJob names the settle job (in logs, and for tests that run it by hand).
-const sandboxRefundSettleJob = "settling sandbox refunds"

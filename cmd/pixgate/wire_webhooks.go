@@ -3,25 +3,25 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/adapters/webhook"
 	"github.com/pixgate/pixgate/application"
 )
 
 // wireWebhooks wires webhook delivery: the signed, SSRF-safe sender, the dispatcher that
-// delivers the outbox (a job that runs until shutdown, then releases its leases), and the
+// delivers the outbox (a worker that runs until shutdown, then releases its leases), and the
 // events routes.
 func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	opts := a.webhookOptions
-	opts.AllowPrivate, opts.CAFile = a.cfg.WebhookPrivate, a.cfg.WebhookCAFile
+	opts.AllowPrivate, opts.CAFile, opts.Clock = a.cfg.WebhookPrivate, a.cfg.WebhookCAFile, a.clock
 	sender, err := webhook.NewSender(opts)
 	if err != nil {
 		return fmt.Errorf("PIXGATE_WEBHOOK_CA_FILE: %w", err)
 	}
-	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{PublicURL: a.publicURL}, sender, a.clock,
+	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{PublicURL: a.publicURL}, sender, a.clock, system.Random{},
 		application.DispatcherConfig{
 			Owner:        a.ids.NewID(), // one owner per process: leases tell instances apart
 			Concurrency:  a.cfg.WebhookWorkers,
@@ -35,17 +35,12 @@ func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	}
 	a.dispatcher = dispatcher
 	// Run loops by itself until its context ends and releases its leases on the way out.
-	a.jobs = append(a.jobs, job{name: "delivering webhooks", interval: time.Hour, run: func(ctx context.Context) (int, error) {
-		err := dispatcher.Run(ctx)
-		if ctx.Err() != nil {
-			// Shutdown: Run released this instance's leases on its way out (or says why not).
-			if err != nil {
-				a.log.Error("releasing webhook leases", slog.String("error", err.Error()))
-			} else {
-				a.log.Info("webhook dispatcher stopped; leases released")
-			}
+	a.workers = append(a.workers, worker{name: "releasing webhook leases", run: func(ctx context.Context) error {
+		if err := dispatcher.Run(ctx); err != nil {
+			return err
 		}
-		return 0, err
+		a.log.Info("webhook dispatcher stopped; leases released")
+		return nil
 	}})
 	deps.Webhooks = httpapi.WebhookDeps{ListEvents: application.NewListEvents(a.stores.transactions, a.stores.withdrawals, a.stores.outbox)}
 	return nil

@@ -622,6 +622,12 @@ func TestCancelWithdrawalOutsideTheSandbox(t *testing.T) {
 	if w["status"] != "PENDING" || len(w["statusHistory"].([]any)) != 1 {
 		t.Fatalf("withdrawal %v, want PENDING awaiting an acquirer", w)
 	}
+	if _, ok := w["payer"]; ok {
+		t.Errorf("payer %v: without the sandbox no party of the payout is known yet", w["payer"])
+	}
+	if _, ok := w["receiver"]; ok {
+		t.Errorf("receiver %v: without the sandbox no PIX directory resolves the key", w["receiver"])
+	}
 	e.wantBalance("a pending withdrawal holds its money", tok, 10_000-wdTxFee-2_000-wdFee, 0, 0)
 
 	r := e.do("POST", "/withdrawal/"+wid+"/cancel", tok, nil)

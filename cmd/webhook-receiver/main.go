@@ -36,20 +36,28 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, nil); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, net.DefaultResolver.LookupHost, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-receiver:", err)
 		os.Exit(1)
 	}
 }
 
-// run serves until ctx ends; listening, when set, receives the bound address.
-func run(ctx context.Context, args []string, out io.Writer, listening func(addr string)) error {
+// run serves until ctx ends; resolve looks host names up (net.DefaultResolver's LookupHost);
+// listening, when set, receives the bound address.
+func run(ctx context.Context, args []string, out io.Writer, resolve func(context.Context, string) ([]string, error),
+	listening func(addr string)) error {
 	fs := flag.NewFlagSet("webhook-receiver", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8443", "address to listen on")
 	host := fs.String("host", "hooks.localtest.me", "DNS name in the certificate (must resolve to this machine)")
 	caOut := fs.String("ca-out", "webhook-ca.pem", "where to write the certificate for PIXGATE_WEBHOOK_CA_FILE")
 	secretFile := fs.String("secret-file", "whsec.txt", "file holding the account's whsec_ secret (GET /webhook/secret)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // the flag package printed the usage
+		}
+		return err
+	}
+	if err := checkHost(ctx, resolve, *host, *addr); err != nil {
 		return err
 	}
 	cert, certPEM, err := selfSigned(*host)
@@ -83,6 +91,34 @@ func run(ctx context.Context, args []string, out io.Writer, listening func(addr 
 		return err
 	}
 	return nil
+}
+
+// checkHost makes sure host leads pixgate to this receiver: it must resolve, and to a loopback
+// address when the receiver listens on loopback. Otherwise pixgate's attempts fail far from
+// here ("host ... not found" in GET /transaction/{id}/events) and nothing says why no
+// notification arrives, so the receiver refuses to start and says what to do instead.
+func checkHost(ctx context.Context, resolve func(context.Context, string) ([]string, error), host, addr string) error {
+	const fallback = "add the line \"127.0.0.1 %[1]s\" to /etc/hosts (pixgate resolves names with the system's resolver), " +
+		"or start the receiver with -host NAME for a DNS name of your own that resolves to this machine " +
+		"(pixgate refuses localhost and IP addresses in a webhookUrl, so -host localhost would not do)"
+	lookup, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := resolve(lookup, host)
+	if err != nil || len(addrs) == 0 {
+		return fmt.Errorf("-host %s does not resolve on this machine (offline, or a resolver that drops it), "+
+			"so pixgate could not deliver to it: "+fallback, host)
+	}
+	listenHost, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(listenHost); ip == nil || !ip.IsLoopback() {
+		return nil // listening beyond loopback: the name may lead to any of this machine's addresses
+	}
+	for _, a := range addrs {
+		if ip := net.ParseIP(a); ip != nil && ip.IsLoopback() {
+			return nil
+		}
+	}
+	return fmt.Errorf("-host %s resolves to %s, not to this machine's loopback where the receiver listens (%s): "+fallback,
+		host, strings.Join(addrs, ", "), addr)
 }
 
 // receiver prints each notification and whether its signature is good, and answers 204.

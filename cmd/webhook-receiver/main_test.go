@@ -47,7 +47,7 @@ func TestReceiverServesTLSForItsNameAndVerifiesSignatures(t *testing.T) {
 	addrs := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-ca-out", caFile, "-secret-file", secretFile}, out, func(a string) { addrs <- a })
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-ca-out", caFile, "-secret-file", secretFile}, out, loopbackResolver, func(a string) { addrs <- a })
 	}()
 	addr := <-addrs
 	t.Cleanup(func() {
@@ -95,5 +95,45 @@ func TestReceiverServesTLSForItsNameAndVerifiesSignatures(t *testing.T) {
 	if len(lines) != 4 || !strings.Contains(lines[2], "transaction.paid  tx-1 PAID") || !strings.HasSuffix(lines[2], "signature verified") ||
 		!strings.Contains(lines[3], "signature INVALID") {
 		t.Fatalf("output:\n%s", out.String())
+	}
+}
+
+// loopbackResolver resolves every name to 127.0.0.1, as hooks.localtest.me does online.
+func loopbackResolver(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }
+
+func TestReceiverRefusesANameThatDoesNotLeadHereAndSaysWhatToDo(t *testing.T) {
+	notFound := func(_ context.Context, host string) ([]string, error) {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	elsewhere := func(context.Context, string) ([]string, error) { return []string{"203.0.113.7"}, nil }
+	for name, c := range map[string]struct {
+		resolve func(context.Context, string) ([]string, error)
+		want    string
+	}{
+		"a name that does not resolve":      {notFound, "does not resolve"},
+		"a name that resolves to elsewhere": {elsewhere, "resolves to 203.0.113.7"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			caFile := filepath.Join(t.TempDir(), "ca.pem")
+			out := &syncBuffer{}
+			err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-ca-out", caFile}, out, c.resolve, nil)
+			if err == nil {
+				t.Fatal("the receiver started")
+			}
+			for _, hint := range []string{c.want, "hooks.localtest.me", "/etc/hosts", "-host NAME"} {
+				if !strings.Contains(err.Error(), hint) {
+					t.Fatalf("the refusal lacks %q: %v", hint, err)
+				}
+			}
+			if _, statErr := os.Stat(caFile); statErr == nil {
+				t.Fatal("a certificate was written for a receiver that did not start")
+			}
+		})
+	}
+}
+
+func TestReceiverHelpSucceeds(t *testing.T) {
+	if err := run(context.Background(), []string{"-h"}, &syncBuffer{}, loopbackResolver, nil); err != nil {
+		t.Fatalf("-h: %v", err)
 	}
 }

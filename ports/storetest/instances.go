@@ -30,7 +30,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	t.Run("concurrent updates from two instances are all applied, none lost", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		tx := createTransaction(t, a.Stores, txSpec{account: newID(), status: domain.TxPaid})
+		tx := createTransaction(t, a.Stores, txSpec{account: domain.NewID(), status: domain.TxPaid})
 		const writers = 16
 		errs := concurrently(writers, func(i int) error {
 			s := []Instance{a, b}[i%2]
@@ -55,7 +55,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	t.Run("sweepers of two instances expire each charge once, with one event", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		account := newID()
+		account := domain.NewID()
 		var txs []*domain.Transaction
 		for range 6 {
 			txs = append(txs, createTransaction(t, a.Stores, txSpec{account: account, webhook: "https://shop.example.com/hooks"}))
@@ -116,7 +116,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	t.Run("status changes and delivery leases from two instances lose neither", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		tx := createTransaction(t, a.Stores, txSpec{account: newID(), status: domain.TxPaid, webhook: "https://shop.example.com/hooks"})
+		tx := createTransaction(t, a.Stores, txSpec{account: domain.NewID(), status: domain.TxPaid, webhook: "https://shop.example.com/hooks"})
 		const writers = 8
 		ctx := context.Background()
 		var recorded atomic.Int64
@@ -183,7 +183,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	t.Run("concurrent claims from two instances never hand one delivery to both", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		account := newID()
+		account := domain.NewID()
 		for i := range 8 {
 			createTransaction(t, a.Stores, txSpec{account: account, status: domain.TxPaid, createdAt: epoch.Add(time.Duration(i) * time.Second),
 				webhook: "https://shop.example.com/hooks"})
@@ -213,7 +213,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	t.Run("two instances withdrawing at once from one account never overdraw", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		account := newID()
+		account := domain.NewID()
 		fund(t, a.Stores, account, 1000)
 		var accepted atomic.Int64
 		errs := concurrently(16, func(i int) error {
@@ -244,13 +244,13 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 		t.Parallel()
 		a, b := newPair(t)
 		ctx := context.Background()
-		acct, err := domain.NewAccount(newID(), "Loja", domain.AllScopes(), "whsec_x", epoch)
+		acct, err := domain.NewAccount(domain.NewID(), "Loja", domain.AllScopes(), "whsec_x", epoch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		mustCreateAccount(t, a.Accounts, acct)
 		for round := range 5 {
-			cred := domain.Credential{ClientID: newID(), AccountID: acct.ID(), SecretHash: []byte("hash"), CreatedAt: epoch}
+			cred := domain.Credential{ClientID: domain.NewID(), AccountID: acct.ID(), SecretHash: []byte("hash"), CreatedAt: epoch}
 			mustCreateCredential(t, a.Accounts, cred)
 			errs := concurrently(9, func(i int) error {
 				if i == 0 {

@@ -32,20 +32,11 @@ var epoch = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
 func minutes(n int) time.Time { return epoch.Add(time.Duration(n) * time.Minute) }
 
-// newID makes a random UUID v4, as the service's ids are.
 // newPaymentToken makes a random payment token, as the system adapter does.
 func newPaymentToken() string {
 	var b [24]byte
 	_, _ = rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it panics instead
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // cpf makes a valid CPF from n (0 to 999): nine digits and their two check digits.
@@ -119,7 +110,7 @@ var transactionPaths = map[domain.TransactionStatus][]string{
 func buildTransaction(t *testing.T, spec txSpec) *domain.Transaction {
 	t.Helper()
 	if spec.id == "" {
-		spec.id = newID()
+		spec.id = domain.NewID()
 	}
 	if spec.createdAt.IsZero() {
 		spec.createdAt = epoch
@@ -229,7 +220,7 @@ var withdrawalPaths = map[domain.WithdrawalStatus][]string{
 func buildWithdrawal(t *testing.T, spec wdSpec) *domain.Withdrawal {
 	t.Helper()
 	if spec.id == "" {
-		spec.id = newID()
+		spec.id = domain.NewID()
 	}
 	if spec.createdAt.IsZero() {
 		spec.createdAt = epoch
@@ -240,7 +231,7 @@ func buildWithdrawal(t *testing.T, spec wdSpec) *domain.Withdrawal {
 	if spec.status == "" {
 		spec.status = domain.WdPending
 	}
-	key, err := domain.NewPixKey(domain.PixKeyEVP, newID())
+	key, err := domain.NewPixKey(domain.PixKeyEVP, domain.NewID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,4 +408,18 @@ func eventTypes(ds []ports.Delivery) []string {
 		out[i] = d.Event.Type
 	}
 	return out
+}
+
+// storeTest is one named subtest of a suite over Stores.
+type storeTest struct {
+	name string
+	run  func(t *testing.T, newStore func(t *testing.T) Stores)
+}
+
+// runStoreTests runs each test as a subtest of its name.
+func runStoreTests(t *testing.T, newStore func(t *testing.T) Stores, tests []storeTest) {
+	t.Helper()
+	for _, c := range tests {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newStore) })
+	}
 }

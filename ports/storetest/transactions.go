@@ -20,575 +20,634 @@ var errRefused = errors.New("refused by the test")
 // outbox of the same store. newStore returns an empty store for each subtest (see Stores).
 func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Helper()
-
-	t.Run("a created transaction reads back exactly as it was stored", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := richTransaction(t, newID())
-		want := buildTransactionLike(t, tx)
-		mustCreateTransaction(t, s, tx)
-
-		got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		assertSameTransaction(t, got, want)
-		if got, err = s.Transactions.GetByIdempotencyKey(ctx, tx.AccountID(), tx.Idempotency().Key); err != nil {
-			t.Fatalf("GetByIdempotencyKey: %v", err)
-		}
-		assertSameTransaction(t, got, want)
-		if got, err = s.Transactions.Find(ctx, tx.ID()); err != nil {
-			t.Fatalf("Find: %v", err)
-		}
-		assertSameTransaction(t, got, want)
-		page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: tx.AccountID()}, ports.Page{Number: 1, Size: 20})
-		if err != nil || len(page.Items) != 1 {
-			t.Fatalf("List = %d items, %v; want 1", len(page.Items), err)
-		}
-		assertSameTransaction(t, page.Items[0], want)
+	runStoreTests(t, newStore, []storeTest{
+		{"a created transaction reads back exactly as it was stored", txCreatedTransactionReadsBackExactly},
+		{"create records version 1 on the transaction and clears the events it stored", txCreateRecordsVersion1Transaction},
+		{"an unknown transaction is not found", txUnknownTransactionNotFound},
+		{"another account's transaction is not found, not changed and not listed", txAnotherAccountTransactionNotFound},
+		{"a second transaction with an existing id is a duplicate, even in another account", txSecondTransactionExistingIdDuplicate},
+		{"a second transaction with an idempotency key the account used is a duplicate", txSecondTransactionIdempotencyKeyAccount},
+		{"two accounts may use the same idempotency key", txTwoAccountsMayUseSame},
+		{"transactions without an idempotency key never collide", txTransactionsWithoutIdempotencyKeyNever},
+		{"concurrent creations with one idempotency key store exactly one", txConcurrentCreationsIdempotencyKeyStore},
+		{"an update stores what fn did, returns it, and adds one to the version", txUpdateStoresFnDidReturns},
+		{"a new transaction's events are stored with it as pending deliveries due at once", txNewTransactionEventsStoredPending},
+		{"an update stores exactly the events it raised with the status change", txUpdateStoresExactlyEventsRaised},
+		{"a transaction without a webhook URL has no deliveries", txTransactionWithoutWebhookURLNo},
+		{"a failed update returns fn's error and leaves nothing behind", txFailedUpdateReturnsFnError},
+		{"a transition the domain refuses is returned as it is and stores nothing", txTransitionDomainRefusesReturnedStores},
+		{"of concurrent payments of one transaction exactly one wins", txConcurrentPaymentsTransactionExactlyWins},
+		{"transactions handed in and out are never shared with the store", txTransactionsHandedOutNeverShared},
+		{"find returns a transaction whatever its account", txFindReturnsTransactionWhateverAccount},
+		{"find by payment token returns the transaction whatever its account, as it is now", txFindPaymentTokenReturnsTransaction},
+		{"an unknown, empty or id-shaped payment token is not found", txUnknownEmptyIdShapedPayment},
+		{"a second transaction with an existing payment token is a duplicate, even in another account", txSecondTransactionExistingPaymentToken},
+		{"a list is ordered by createdAt descending, then id descending", txListOrderedCreatedAtDescendingThen},
+		{"a list pages through the matches and counts them all, past the end too", txListPagesThroughMatchesCounts},
+		{"a list reads a page number or size below 1 as 1, and a page far past the end as empty", txListReadsPageNumberSize},
+		{"a list of an account without transactions is empty", txListAccountWithoutTransactionsEmpty},
+		{"a list filters on what updates changed: the status and the end-to-end ids", txListFiltersUpdatesChangedStatus},
+		{"each filter field selects its transactions", txFilterFieldSelectsTransactions},
+		{"listExpired lists transactions awaiting payment whose QR code expired at or before now", txListExpiredListsTransactionsAwaitingPayment},
+		{"listByStatus lists transactions that entered the status at or before until, oldest first", txListByStatusListsTransactionsEnteredStatus},
 	})
+}
 
-	t.Run("create records version 1 on the transaction and clears the events it stored", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := buildTransaction(t, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
-		mustCreateTransaction(t, s, tx)
-		if tx.Version() != 1 || len(tx.Events()) != 0 {
-			t.Errorf("after Create: version %d, %d events; want 1, 0", tx.Version(), len(tx.Events()))
-		}
-		got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
-		if err != nil || got.Version() != 1 {
-			t.Errorf("Get = version %v, %v; want 1", versionOf(got), err)
-		}
+func txCreatedTransactionReadsBackExactly(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := richTransaction(t, domain.NewID())
+	want := buildTransactionLike(t, tx)
+	mustCreateTransaction(t, s, tx)
+
+	got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	assertSameTransaction(t, got, want)
+	if got, err = s.Transactions.GetByIdempotencyKey(ctx, tx.AccountID(), tx.Idempotency().Key); err != nil {
+		t.Fatalf("GetByIdempotencyKey: %v", err)
+	}
+	assertSameTransaction(t, got, want)
+	if got, err = s.Transactions.Find(ctx, tx.ID()); err != nil {
+		t.Fatalf("Find: %v", err)
+	}
+	assertSameTransaction(t, got, want)
+	page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: tx.AccountID()}, ports.Page{Number: 1, Size: 20})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("List = %d items, %v; want 1", len(page.Items), err)
+	}
+	assertSameTransaction(t, page.Items[0], want)
+}
+
+func txCreateRecordsVersion1Transaction(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := buildTransaction(t, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
+	mustCreateTransaction(t, s, tx)
+	if tx.Version() != 1 || len(tx.Events()) != 0 {
+		t.Errorf("after Create: version %d, %d events; want 1, 0", tx.Version(), len(tx.Events()))
+	}
+	got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+	if err != nil || got.Version() != 1 {
+		t.Errorf("Get = version %v, %v; want 1", versionOf(got), err)
+	}
+}
+
+func txUnknownTransactionNotFound(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	createTransaction(t, s, txSpec{account: account, idemKey: "known"})
+	id := domain.NewID()
+	if _, err := s.Transactions.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Get: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Transactions.GetByIdempotencyKey(ctx, account, "unknown"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Transactions.Find(ctx, id); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Find: %v, want ErrNotFound", err)
+	}
+	called := false
+	_, err := s.Transactions.Update(ctx, account, id, func(*domain.Transaction) error { called = true; return nil })
+	if !errors.Is(err, domain.ErrNotFound) || called {
+		t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
+	}
+}
+
+func txAnotherAccountTransactionNotFound(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	owner, other := domain.NewID(), domain.NewID()
+	tx := createTransaction(t, s, txSpec{account: owner, idemKey: "order-1"})
+	createTransaction(t, s, txSpec{account: other})
+
+	if _, err := s.Transactions.Get(ctx, other, tx.ID()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Get: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Transactions.GetByIdempotencyKey(ctx, other, "order-1"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+	}
+	called := false
+	_, err := s.Transactions.Update(ctx, other, tx.ID(), func(t *domain.Transaction) error {
+		called = true
+		return t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(1)}, minutes(1))
 	})
+	if !errors.Is(err, domain.ErrNotFound) || called {
+		t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
+	}
+	if got, err := s.Transactions.Get(ctx, owner, tx.ID()); err != nil || got.Status() != domain.TxPixQRCodeGenerated || got.Version() != 1 {
+		t.Errorf("the owner's transaction = %s v%v, %v; want it untouched", statusOf(got), versionOf(got), err)
+	}
+	for _, f := range []ports.TransactionFilter{{AccountID: other}, {AccountID: other, ID: tx.ID()}} {
+		page, err := s.Transactions.List(ctx, f, ports.Page{Number: 1, Size: 20})
+		if err != nil || slices.Contains(transactionIDs(page.Items), tx.ID()) {
+			t.Errorf("List(%+v) = %v, %v; want the owner's transaction left out", f, transactionIDs(page.Items), err)
+		}
+	}
+}
 
-	t.Run("an unknown transaction is not found", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		createTransaction(t, s, txSpec{account: account, idemKey: "known"})
-		id := newID()
-		if _, err := s.Transactions.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Get: %v, want ErrNotFound", err)
-		}
-		if _, err := s.Transactions.GetByIdempotencyKey(ctx, account, "unknown"); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
-		}
-		if _, err := s.Transactions.Find(ctx, id); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Find: %v, want ErrNotFound", err)
-		}
-		called := false
-		_, err := s.Transactions.Update(ctx, account, id, func(*domain.Transaction) error { called = true; return nil })
-		if !errors.Is(err, domain.ErrNotFound) || called {
-			t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
-		}
-	})
-
-	t.Run("another account's transaction is not found, not changed and not listed", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		owner, other := newID(), newID()
-		tx := createTransaction(t, s, txSpec{account: owner, idemKey: "order-1"})
-		createTransaction(t, s, txSpec{account: other})
-
-		if _, err := s.Transactions.Get(ctx, other, tx.ID()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Get: %v, want ErrNotFound", err)
-		}
-		if _, err := s.Transactions.GetByIdempotencyKey(ctx, other, "order-1"); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
-		}
-		called := false
-		_, err := s.Transactions.Update(ctx, other, tx.ID(), func(t *domain.Transaction) error {
-			called = true
-			return t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(1)}, minutes(1))
-		})
-		if !errors.Is(err, domain.ErrNotFound) || called {
-			t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
-		}
-		if got, err := s.Transactions.Get(ctx, owner, tx.ID()); err != nil || got.Status() != domain.TxPixQRCodeGenerated || got.Version() != 1 {
-			t.Errorf("the owner's transaction = %s v%v, %v; want it untouched", statusOf(got), versionOf(got), err)
-		}
-		for _, f := range []ports.TransactionFilter{{AccountID: other}, {AccountID: other, ID: tx.ID()}} {
-			page, err := s.Transactions.List(ctx, f, ports.Page{Number: 1, Size: 20})
-			if err != nil || slices.Contains(transactionIDs(page.Items), tx.ID()) {
-				t.Errorf("List(%+v) = %v, %v; want the owner's transaction left out", f, transactionIDs(page.Items), err)
-			}
-		}
-	})
-
-	t.Run("a second transaction with an existing id is a duplicate, even in another account", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		first := createTransaction(t, s, txSpec{account: newID(), amount: 1000})
-		for _, account := range []string{first.AccountID(), newID()} {
-			again := buildTransaction(t, txSpec{account: account, id: first.ID(), amount: 2000})
-			if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
-				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
-			}
-			if _, err := s.Transactions.Get(ctx, newID(), first.ID()); !errors.Is(err, domain.ErrNotFound) {
-				t.Errorf("Get from a third account: %v, want ErrNotFound", err)
-			}
-		}
-		got, err := s.Transactions.Find(ctx, first.ID())
-		if err != nil || got.AccountID() != first.AccountID() || got.Amount() != 1000 {
-			t.Errorf("Find = %v, %v; want the first transaction unchanged", got, err)
-		}
-	})
-
-	t.Run("a second transaction with an idempotency key the account used is a duplicate", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		first := createTransaction(t, s, txSpec{account: newID(), idemKey: "order-7", amount: 1000})
-		again := buildTransaction(t, txSpec{account: first.AccountID(), idemKey: "order-7", amount: 2000})
+func txSecondTransactionExistingIdDuplicate(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	first := createTransaction(t, s, txSpec{account: domain.NewID(), amount: 1000})
+	for _, account := range []string{first.AccountID(), domain.NewID()} {
+		again := buildTransaction(t, txSpec{account: account, id: first.ID(), amount: 2000})
 		if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
-			t.Fatalf("Create: %v, want ErrDuplicate", err)
+			t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
 		}
-		got, err := s.Transactions.GetByIdempotencyKey(ctx, first.AccountID(), "order-7")
-		if err != nil || got.ID() != first.ID() {
-			t.Errorf("GetByIdempotencyKey = %v, %v; want the first transaction", got, err)
+		if _, err := s.Transactions.Get(ctx, domain.NewID(), first.ID()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("Get from a third account: %v, want ErrNotFound", err)
 		}
-		if _, err := s.Transactions.Find(ctx, again.ID()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Find(the refused one): %v, want ErrNotFound", err)
-		}
-	})
+	}
+	got, err := s.Transactions.Find(ctx, first.ID())
+	if err != nil || got.AccountID() != first.AccountID() || got.Amount() != 1000 {
+		t.Errorf("Find = %v, %v; want the first transaction unchanged", got, err)
+	}
+}
 
-	t.Run("two accounts may use the same idempotency key", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		a := createTransaction(t, s, txSpec{account: newID(), idemKey: "shared"})
-		b := createTransaction(t, s, txSpec{account: newID(), idemKey: "shared"})
-		for _, tx := range []*domain.Transaction{a, b} {
-			got, err := s.Transactions.GetByIdempotencyKey(ctx, tx.AccountID(), "shared")
-			if err != nil || got.ID() != tx.ID() {
-				t.Errorf("GetByIdempotencyKey(%s) = %v, %v; want %s", tx.AccountID(), got, err, tx.ID())
-			}
-		}
-	})
+func txSecondTransactionIdempotencyKeyAccount(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	first := createTransaction(t, s, txSpec{account: domain.NewID(), idemKey: "order-7", amount: 1000})
+	again := buildTransaction(t, txSpec{account: first.AccountID(), idemKey: "order-7", amount: 2000})
+	if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
+		t.Fatalf("Create: %v, want ErrDuplicate", err)
+	}
+	got, err := s.Transactions.GetByIdempotencyKey(ctx, first.AccountID(), "order-7")
+	if err != nil || got.ID() != first.ID() {
+		t.Errorf("GetByIdempotencyKey = %v, %v; want the first transaction", got, err)
+	}
+	if _, err := s.Transactions.Find(ctx, again.ID()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Find(the refused one): %v, want ErrNotFound", err)
+	}
+}
 
-	t.Run("transactions without an idempotency key never collide", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		createTransaction(t, s, txSpec{account: account})
-		createTransaction(t, s, txSpec{account: account})
-		if _, err := s.Transactions.GetByIdempotencyKey(ctx, account, ""); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("GetByIdempotencyKey(empty): %v, want ErrNotFound", err)
+func txTwoAccountsMayUseSame(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	a := createTransaction(t, s, txSpec{account: domain.NewID(), idemKey: "shared"})
+	b := createTransaction(t, s, txSpec{account: domain.NewID(), idemKey: "shared"})
+	for _, tx := range []*domain.Transaction{a, b} {
+		got, err := s.Transactions.GetByIdempotencyKey(ctx, tx.AccountID(), "shared")
+		if err != nil || got.ID() != tx.ID() {
+			t.Errorf("GetByIdempotencyKey(%s) = %v, %v; want %s", tx.AccountID(), got, err, tx.ID())
 		}
-	})
+	}
+}
 
-	t.Run("concurrent creations with one idempotency key store exactly one", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		txs := make([]*domain.Transaction, 10)
-		for i := range txs {
-			txs[i] = buildTransaction(t, txSpec{account: account, idemKey: "burst"})
-		}
-		errs := concurrently(len(txs), func(i int) error { return s.Transactions.Create(ctx, txs[i]) })
-		winner := ""
-		for i, err := range errs {
-			switch {
-			case err == nil && winner == "":
-				winner = txs[i].ID()
-			case err == nil:
-				t.Errorf("two creations won: %s and %s", winner, txs[i].ID())
-			case !errors.Is(err, ports.ErrDuplicate):
-				t.Errorf("Create: %v, want nil or ErrDuplicate", err)
-			}
-		}
-		got, err := s.Transactions.GetByIdempotencyKey(ctx, account, "burst")
-		if err != nil || got.ID() != winner {
-			t.Errorf("GetByIdempotencyKey = %v, %v; want the winner %s", got, err, winner)
-		}
-		page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 20})
-		if err != nil || page.Total != 1 {
-			t.Errorf("List total = %d, %v; want 1", page.Total, err)
-		}
-	})
+func txTransactionsWithoutIdempotencyKeyNever(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	createTransaction(t, s, txSpec{account: account})
+	createTransaction(t, s, txSpec{account: account})
+	if _, err := s.Transactions.GetByIdempotencyKey(ctx, account, ""); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("GetByIdempotencyKey(empty): %v, want ErrNotFound", err)
+	}
+}
 
-	t.Run("an update stores what fn did, returns it, and adds one to the version", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), amount: 5000})
-		want := buildTransactionLike(t, tx)
-		pay := domain.Payment{AmountPaid: 5000, PaidAt: minutes(3), EndToEnd: "E00000000202603021203000000001", Fee: 50,
-			Payer: &domain.AccountHolder{Type: domain.HolderPF, Name: "Pagador", Document: cpf(7)}}
-		if err := want.Pay(pay, minutes(3)); err != nil {
-			t.Fatal(err)
+func txConcurrentCreationsIdempotencyKeyStore(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	txs := make([]*domain.Transaction, 10)
+	for i := range txs {
+		txs[i] = buildTransaction(t, txSpec{account: account, idemKey: "burst"})
+	}
+	errs := concurrently(len(txs), func(i int) error { return s.Transactions.Create(ctx, txs[i]) })
+	winner := ""
+	for i, err := range errs {
+		switch {
+		case err == nil && winner == "":
+			winner = txs[i].ID()
+		case err == nil:
+			t.Errorf("two creations won: %s and %s", winner, txs[i].ID())
+		case !errors.Is(err, ports.ErrDuplicate):
+			t.Errorf("Create: %v, want nil or ErrDuplicate", err)
 		}
-		updated, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-			return t.Pay(pay, minutes(3))
-		})
-		if err != nil {
-			t.Fatalf("Update: %v", err)
-		}
-		assertSameTransaction(t, updated, want)
-		if updated.Version() != 2 {
-			t.Errorf("Update returned version %d, want 2", updated.Version())
-		}
-		got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		assertSameTransaction(t, got, want)
-		if got.Version() != 2 {
-			t.Errorf("stored version %d, want 2", got.Version())
-		}
-		updated, err = s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-			return t.RequestRefund(domain.RefundRequest{ID: "R1", Amount: 100}, minutes(4))
-		})
-		if err != nil || updated.Version() != 3 || updated.Status() != domain.TxProcessingRefund {
-			t.Errorf("second Update = %s v%v, %v; want PROCESSING_REFUND v3", statusOf(updated), versionOf(updated), err)
-		}
-	})
+	}
+	got, err := s.Transactions.GetByIdempotencyKey(ctx, account, "burst")
+	if err != nil || got.ID() != winner {
+		t.Errorf("GetByIdempotencyKey = %v, %v; want the winner %s", got, err, winner)
+	}
+	page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 20})
+	if err != nil || page.Total != 1 {
+		t.Errorf("List total = %d, %v; want 1", page.Total, err)
+	}
+}
 
-	t.Run("a new transaction's events are stored with it as pending deliveries due at once", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := buildTransaction(t, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
-		raised := tx.Events()
-		if len(raised) != 1 {
-			t.Fatalf("fixture raised %d events, want 1", len(raised))
-		}
-		mustCreateTransaction(t, s, tx)
-		ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
-		if err != nil || len(ds) != 1 {
-			t.Fatalf("Deliveries = %v, %v; want 1", eventTypes(ds), err)
-		}
-		assertDeliveryOf(t, ds[0], raised[0])
-		if ds[0].Status != ports.DeliveryPending || len(ds[0].Attempts) != 0 || !ds[0].NextAttemptAt.Equal(raised[0].CreatedAt) {
-			t.Errorf("delivery = %s, %d attempts, next %v; want pending, none, %v",
-				ds[0].Status, len(ds[0].Attempts), ds[0].NextAttemptAt, raised[0].CreatedAt)
-		}
+func txUpdateStoresFnDidReturns(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := createTransaction(t, s, txSpec{account: domain.NewID(), amount: 5000})
+	want := buildTransactionLike(t, tx)
+	pay := domain.Payment{AmountPaid: 5000, PaidAt: minutes(3), EndToEnd: "E00000000202603021203000000001", Fee: 50,
+		Payer: &domain.AccountHolder{Type: domain.HolderPF, Name: "Pagador", Document: cpf(7)}}
+	if err := want.Pay(pay, minutes(3)); err != nil {
+		t.Fatal(err)
+	}
+	updated, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
+		return t.Pay(pay, minutes(3))
 	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	assertSameTransaction(t, updated, want)
+	if updated.Version() != 2 {
+		t.Errorf("Update returned version %d, want 2", updated.Version())
+	}
+	got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	assertSameTransaction(t, got, want)
+	if got.Version() != 2 {
+		t.Errorf("stored version %d, want 2", got.Version())
+	}
+	updated, err = s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
+		return t.RequestRefund(domain.RefundRequest{ID: "R1", Amount: 100}, minutes(4))
+	})
+	if err != nil || updated.Version() != 3 || updated.Status() != domain.TxProcessingRefund {
+		t.Errorf("second Update = %s v%v, %v; want PROCESSING_REFUND v3", statusOf(updated), versionOf(updated), err)
+	}
+}
 
-	t.Run("an update stores exactly the events it raised with the status change", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
-		var raised []domain.Event
-		_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-			err := t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2), EndToEnd: "E1"}, minutes(2))
-			raised = t.Events()
+func txNewTransactionEventsStoredPending(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := buildTransaction(t, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
+	raised := tx.Events()
+	if len(raised) != 1 {
+		t.Fatalf("fixture raised %d events, want 1", len(raised))
+	}
+	mustCreateTransaction(t, s, tx)
+	ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("Deliveries = %v, %v; want 1", eventTypes(ds), err)
+	}
+	assertDeliveryOf(t, ds[0], raised[0])
+	if ds[0].Status != ports.DeliveryPending || len(ds[0].Attempts) != 0 || !ds[0].NextAttemptAt.Equal(raised[0].CreatedAt) {
+		t.Errorf("delivery = %s, %d attempts, next %v; want pending, none, %v",
+			ds[0].Status, len(ds[0].Attempts), ds[0].NextAttemptAt, raised[0].CreatedAt)
+	}
+}
+
+func txUpdateStoresExactlyEventsRaised(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
+	var raised []domain.Event
+	_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
+		err := t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2), EndToEnd: "E1"}, minutes(2))
+		raised = t.Events()
+		return err
+	})
+	if err != nil || len(raised) != 1 {
+		t.Fatalf("Update: %v, raised %d events; want nil, 1", err, len(raised))
+	}
+	ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
+	if err != nil {
+		t.Fatalf("Deliveries: %v", err)
+	}
+	if want := []string{"transaction.pix_qrcode_generated", "transaction.paid"}; !slices.Equal(eventTypes(ds), want) {
+		t.Fatalf("Deliveries = %v, want %v", eventTypes(ds), want)
+	}
+	assertDeliveryOf(t, ds[1], raised[0])
+	if snap := ds[1].Event.Transaction; snap.AmountPaid() == nil || *snap.AmountPaid() != 1000 {
+		t.Errorf("the paid event's snapshot has amountPaid %v, want 1000", snap.AmountPaid())
+	}
+	if snap := ds[0].Event.Transaction; snap.Status() != domain.TxPixQRCodeGenerated {
+		t.Errorf("the first event's snapshot is %s, want it as it was: PIX_QRCODE_GENERATED", snap.Status())
+	}
+}
+
+func txTransactionWithoutWebhookURLNo(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := createTransaction(t, s, txSpec{account: domain.NewID(), status: domain.TxPaid})
+	ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
+	if err != nil || len(ds) != 0 {
+		t.Errorf("Deliveries = %v, %v; want none", eventTypes(ds), err)
+	}
+}
+
+func txFailedUpdateReturnsFnError(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
+	before, _ := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+	_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
+		if err := t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2)}, minutes(2)); err != nil {
 			return err
-		})
-		if err != nil || len(raised) != 1 {
-			t.Fatalf("Update: %v, raised %d events; want nil, 1", err, len(raised))
 		}
-		ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
-		if err != nil {
-			t.Fatalf("Deliveries: %v", err)
-		}
-		if want := []string{"transaction.pix_qrcode_generated", "transaction.paid"}; !slices.Equal(eventTypes(ds), want) {
-			t.Fatalf("Deliveries = %v, want %v", eventTypes(ds), want)
-		}
-		assertDeliveryOf(t, ds[1], raised[0])
-		if snap := ds[1].Event.Transaction; snap.AmountPaid() == nil || *snap.AmountPaid() != 1000 {
-			t.Errorf("the paid event's snapshot has amountPaid %v, want 1000", snap.AmountPaid())
-		}
-		if snap := ds[0].Event.Transaction; snap.Status() != domain.TxPixQRCodeGenerated {
-			t.Errorf("the first event's snapshot is %s, want it as it was: PIX_QRCODE_GENERATED", snap.Status())
-		}
+		return errRefused
 	})
+	if !errors.Is(err, errRefused) {
+		t.Fatalf("Update: %v, want the error fn returned", err)
+	}
+	assertTransactionUnchanged(t, s, before, 1)
+}
 
-	t.Run("a transaction without a webhook URL has no deliveries", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), status: domain.TxPaid})
-		ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
-		if err != nil || len(ds) != 0 {
-			t.Errorf("Deliveries = %v, %v; want none", eventTypes(ds), err)
-		}
+func txTransitionDomainRefusesReturnedStores(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
+	before, _ := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+	_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
+		return t.ConfirmRefund("R1", "D1", minutes(2))
 	})
+	var invalid *domain.InvalidTransitionError
+	if !errors.Is(err, domain.ErrInvalidTransition) || !errors.As(err, &invalid) || invalid.From != string(domain.TxPixQRCodeGenerated) {
+		t.Fatalf("Update: %v, want the domain's invalid transition from PIX_QRCODE_GENERATED", err)
+	}
+	assertTransactionUnchanged(t, s, before, 1)
+}
 
-	t.Run("a failed update returns fn's error and leaves nothing behind", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
-		before, _ := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+func txConcurrentPaymentsTransactionExactlyWins(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := createTransaction(t, s, txSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
+	const n = 20
+	errs := concurrently(n, func(i int) error {
 		_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-			if err := t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2)}, minutes(2)); err != nil {
-				return err
-			}
-			return errRefused
+			return t.Pay(domain.Payment{AmountPaid: domain.Cents(1000 + i), PaidAt: minutes(2), EndToEnd: "E" + strings.Repeat("0", i)}, minutes(2))
 		})
-		if !errors.Is(err, errRefused) {
-			t.Fatalf("Update: %v, want the error fn returned", err)
-		}
-		assertTransactionUnchanged(t, s, before, 1)
+		return err
 	})
-
-	t.Run("a transition the domain refuses is returned as it is and stores nothing", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
-		before, _ := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
-		_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-			return t.ConfirmRefund("R1", "D1", minutes(2))
-		})
-		var invalid *domain.InvalidTransitionError
-		if !errors.Is(err, domain.ErrInvalidTransition) || !errors.As(err, &invalid) || invalid.From != string(domain.TxPixQRCodeGenerated) {
-			t.Fatalf("Update: %v, want the domain's invalid transition from PIX_QRCODE_GENERATED", err)
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, domain.ErrInvalidTransition):
+			t.Errorf("Update: %v, want nil or ErrInvalidTransition", err)
 		}
-		assertTransactionUnchanged(t, s, before, 1)
-	})
+	}
+	if wins != 1 {
+		t.Fatalf("%d payments won, want exactly 1", wins)
+	}
+	got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+	if err != nil || got.Status() != domain.TxPaid || got.Version() != 2 || len(got.History()) != 3 {
+		t.Errorf("stored = %s v%v, %v; want PAID v2 with 3 history entries", statusOf(got), versionOf(got), err)
+	}
+	ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
+	if want := []string{"transaction.pix_qrcode_generated", "transaction.paid"}; err != nil || !slices.Equal(eventTypes(ds), want) {
+		t.Errorf("Deliveries = %v, %v; want %v", eventTypes(ds), err, want)
+	}
+}
 
-	t.Run("of concurrent payments of one transaction exactly one wins", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
-		const n = 20
-		errs := concurrently(n, func(i int) error {
-			_, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error {
-				return t.Pay(domain.Payment{AmountPaid: domain.Cents(1000 + i), PaidAt: minutes(2), EndToEnd: "E" + strings.Repeat("0", i)}, minutes(2))
-			})
-			return err
-		})
-		wins := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				wins++
-			case !errors.Is(err, domain.ErrInvalidTransition):
-				t.Errorf("Update: %v, want nil or ErrInvalidTransition", err)
+func txTransactionsHandedOutNeverShared(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := richTransaction(t, domain.NewID())
+	want := buildTransactionLike(t, tx)
+	mustCreateTransaction(t, s, tx)
+	scribble(tx)
+	got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	scribble(got)
+	updated, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error { return nil })
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	scribble(updated)
+	if got, err = s.Transactions.Get(ctx, tx.AccountID(), tx.ID()); err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	assertSameTransaction(t, got, want)
+}
+
+func txFindReturnsTransactionWhateverAccount(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	a := createTransaction(t, s, txSpec{account: domain.NewID()})
+	b := createTransaction(t, s, txSpec{account: domain.NewID()})
+	for _, tx := range []*domain.Transaction{a, b} {
+		got, err := s.Transactions.Find(ctx, tx.ID())
+		if err != nil || got.AccountID() != tx.AccountID() {
+			t.Errorf("Find(%s) = %v, %v; want account %s", tx.ID(), got, err, tx.AccountID())
+		}
+	}
+}
+
+func txFindPaymentTokenReturnsTransaction(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	a := createTransaction(t, s, txSpec{account: domain.NewID()})
+	b := createTransaction(t, s, txSpec{account: domain.NewID()})
+	if _, err := s.Transactions.Update(ctx, b.AccountID(), b.ID(), func(tx *domain.Transaction) error {
+		return tx.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(1), EndToEnd: "E" + strings.ReplaceAll(b.ID(), "-", "")[:31]}, minutes(1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tx     *domain.Transaction
+		status domain.TransactionStatus
+	}{{a, domain.TxPixQRCodeGenerated}, {b, domain.TxPaid}} {
+		got, err := s.Transactions.FindByPaymentToken(ctx, c.tx.PaymentToken())
+		if err != nil || got.ID() != c.tx.ID() || got.AccountID() != c.tx.AccountID() || got.Status() != c.status {
+			t.Errorf("FindByPaymentToken(%s's token) = %v, %v; want it in %s", c.tx.ID(), got, err, c.status)
+			continue
+		}
+		if got.PaymentToken() != c.tx.PaymentToken() {
+			t.Errorf("token read back %q, want %q", got.PaymentToken(), c.tx.PaymentToken())
+		}
+	}
+}
+
+func txUnknownEmptyIdShapedPayment(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	tx := createTransaction(t, s, txSpec{account: domain.NewID()})
+	for _, token := range []string{newPaymentToken(), "", tx.ID(), tx.PaymentToken()[:len(tx.PaymentToken())-1]} {
+		if got, err := s.Transactions.FindByPaymentToken(ctx, token); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("FindByPaymentToken(%q) = %v, %v; want ErrNotFound", token, got, err)
+		}
+	}
+}
+
+func txSecondTransactionExistingPaymentToken(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	first := createTransaction(t, s, txSpec{account: domain.NewID()})
+	for _, account := range []string{first.AccountID(), domain.NewID()} {
+		again := buildTransaction(t, txSpec{account: account, payToken: first.PaymentToken()})
+		if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
+			t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
+		}
+	}
+	got, err := s.Transactions.FindByPaymentToken(ctx, first.PaymentToken())
+	if err != nil || got.ID() != first.ID() {
+		t.Errorf("FindByPaymentToken = %v, %v; want the first transaction", got, err)
+	}
+}
+
+func txListOrderedCreatedAtDescendingThen(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	var txs []*domain.Transaction
+	for _, m := range []int{5, 0, 5, 2, 5, 9, 1} { // stored out of order, three at one instant
+		txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(m)}))
+	}
+	page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 20})
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	if want := listOrder(txs); !slices.Equal(transactionIDs(page.Items), want) || page.Total != len(txs) {
+		t.Errorf("List = %v (total %d), want %v (total %d)", transactionIDs(page.Items), page.Total, want, len(txs))
+	}
+}
+
+func txListPagesThroughMatchesCounts(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	var txs []*domain.Transaction
+	for i := range 7 {
+		txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(i)}))
+	}
+	all := listOrder(txs)
+	for _, c := range []struct {
+		page int
+		want []string
+	}{{1, all[0:3]}, {2, all[3:6]}, {3, all[6:7]}, {4, nil}, {1000, nil}} {
+		got, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: c.page, Size: 3})
+		if err != nil || !slices.Equal(transactionIDs(got.Items), c.want) || got.Total != 7 {
+			t.Errorf("page %d = %v (total %d), %v; want %v (total 7)", c.page, transactionIDs(got.Items), got.Total, err, c.want)
+		}
+	}
+}
+
+func txListReadsPageNumberSize(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	var txs []*domain.Transaction
+	for i := range 3 {
+		txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(i)}))
+	}
+	all := listOrder(txs)
+	for _, c := range []struct {
+		page ports.Page
+		want []string
+	}{
+		{ports.Page{Number: 0, Size: 2}, all[0:2]},
+		{ports.Page{Number: -1, Size: 2}, all[0:2]},
+		{ports.Page{Number: 2, Size: 0}, all[1:2]},
+		{ports.Page{Number: -1, Size: -1}, all[0:1]},
+		{ports.Page{Number: 1 << 62, Size: 100}, nil},
+	} {
+		for _, f := range []ports.TransactionFilter{{AccountID: account}, {AccountID: account, MinAmount: new(domain.Cents)}} {
+			got, err := s.Transactions.List(ctx, f, c.page)
+			if err != nil || !slices.Equal(transactionIDs(got.Items), c.want) || got.Total != 3 {
+				t.Errorf("List(%+v, page %+v) = %v (total %d), %v; want %v (total 3)", f, c.page, transactionIDs(got.Items), got.Total, err, c.want)
 			}
 		}
-		if wins != 1 {
-			t.Fatalf("%d payments won, want exactly 1", wins)
-		}
-		got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
-		if err != nil || got.Status() != domain.TxPaid || got.Version() != 2 || len(got.History()) != 3 {
-			t.Errorf("stored = %s v%v, %v; want PAID v2 with 3 history entries", statusOf(got), versionOf(got), err)
-		}
-		ds, err := s.Outbox.Deliveries(ctx, tx.AccountID(), domain.ResourceTransaction, tx.ID())
-		if want := []string{"transaction.pix_qrcode_generated", "transaction.paid"}; err != nil || !slices.Equal(eventTypes(ds), want) {
-			t.Errorf("Deliveries = %v, %v; want %v", eventTypes(ds), err, want)
-		}
-	})
+	}
+}
 
-	t.Run("transactions handed in and out are never shared with the store", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := richTransaction(t, newID())
-		want := buildTransactionLike(t, tx)
-		mustCreateTransaction(t, s, tx)
-		scribble(tx)
-		got, err := s.Transactions.Get(ctx, tx.AccountID(), tx.ID())
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		scribble(got)
-		updated, err := s.Transactions.Update(ctx, tx.AccountID(), tx.ID(), func(t *domain.Transaction) error { return nil })
-		if err != nil {
-			t.Fatalf("Update: %v", err)
-		}
-		scribble(updated)
-		if got, err = s.Transactions.Get(ctx, tx.AccountID(), tx.ID()); err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		assertSameTransaction(t, got, want)
-	})
+func txListAccountWithoutTransactionsEmpty(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	createTransaction(t, s, txSpec{account: domain.NewID()})
+	page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: domain.NewID()}, ports.Page{Number: 1, Size: 20})
+	if err != nil || len(page.Items) != 0 || page.Total != 0 {
+		t.Errorf("List = %v (total %d), %v; want nothing", transactionIDs(page.Items), page.Total, err)
+	}
+}
 
-	t.Run("find returns a transaction whatever its account", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		a := createTransaction(t, s, txSpec{account: newID()})
-		b := createTransaction(t, s, txSpec{account: newID()})
-		for _, tx := range []*domain.Transaction{a, b} {
-			got, err := s.Transactions.Find(ctx, tx.ID())
-			if err != nil || got.AccountID() != tx.AccountID() {
-				t.Errorf("Find(%s) = %v, %v; want account %s", tx.ID(), got, err, tx.AccountID())
-			}
+func txListFiltersUpdatesChangedStatus(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	tx := createTransaction(t, s, txSpec{account: account})
+	createTransaction(t, s, txSpec{account: account, status: domain.TxPaid, createdAt: minutes(1)})
+	for i, step := range []func(*domain.Transaction) error{
+		func(t *domain.Transaction) error {
+			return t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2), EndToEnd: "E-updated"}, minutes(2))
+		},
+		func(t *domain.Transaction) error { return t.RequestRefund(domain.RefundRequest{ID: "R1"}, minutes(3)) },
+		func(t *domain.Transaction) error { return t.ConfirmRefund("R1", "D-updated", minutes(4)) },
+	} {
+		if _, err := s.Transactions.Update(ctx, account, tx.ID(), step); err != nil {
+			t.Fatalf("Update %d: %v", i+1, err)
 		}
-	})
+	}
+	for _, c := range []struct {
+		f    ports.TransactionFilter
+		want []string
+	}{
+		{ports.TransactionFilter{Statuses: []domain.TransactionStatus{domain.TxRefunded}}, []string{tx.ID()}},
+		{ports.TransactionFilter{Statuses: []domain.TransactionStatus{domain.TxPixQRCodeGenerated}}, nil},
+		{ports.TransactionFilter{EndToEnd: "E-updated"}, []string{tx.ID()}},
+		{ports.TransactionFilter{EndToEndRefund: "D-updated", MaxAmount: new(domain.Cents(1000))}, []string{tx.ID()}},
+	} {
+		c.f.AccountID = account
+		page, err := s.Transactions.List(ctx, c.f, ports.Page{Number: 1, Size: 20})
+		if err != nil || !slices.Equal(transactionIDs(page.Items), c.want) || page.Total != len(c.want) {
+			t.Errorf("List(%+v) = %v (total %d), %v; want %v", c.f, transactionIDs(page.Items), page.Total, err, c.want)
+		}
+	}
+}
 
-	t.Run("find by payment token returns the transaction whatever its account, as it is now", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		a := createTransaction(t, s, txSpec{account: newID()})
-		b := createTransaction(t, s, txSpec{account: newID()})
-		if _, err := s.Transactions.Update(ctx, b.AccountID(), b.ID(), func(tx *domain.Transaction) error {
-			return tx.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(1), EndToEnd: "E" + strings.ReplaceAll(b.ID(), "-", "")[:31]}, minutes(1))
-		}); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range []struct {
-			tx     *domain.Transaction
-			status domain.TransactionStatus
-		}{{a, domain.TxPixQRCodeGenerated}, {b, domain.TxPaid}} {
-			got, err := s.Transactions.FindByPaymentToken(ctx, c.tx.PaymentToken())
-			if err != nil || got.ID() != c.tx.ID() || got.AccountID() != c.tx.AccountID() || got.Status() != c.status {
-				t.Errorf("FindByPaymentToken(%s's token) = %v, %v; want it in %s", c.tx.ID(), got, err, c.status)
-				continue
-			}
-			if got.PaymentToken() != c.tx.PaymentToken() {
-				t.Errorf("token read back %q, want %q", got.PaymentToken(), c.tx.PaymentToken())
-			}
-		}
-	})
+func txFilterFieldSelectsTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	testFilters(t, newStore(t))
+}
 
-	t.Run("an unknown, empty or id-shaped payment token is not found", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		tx := createTransaction(t, s, txSpec{account: newID()})
-		for _, token := range []string{newPaymentToken(), "", tx.ID(), tx.PaymentToken()[:len(tx.PaymentToken())-1]} {
-			if got, err := s.Transactions.FindByPaymentToken(ctx, token); !errors.Is(err, domain.ErrNotFound) {
-				t.Errorf("FindByPaymentToken(%q) = %v, %v; want ErrNotFound", token, got, err)
-			}
-		}
-	})
+func txListExpiredListsTransactionsAwaitingPayment(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	expiry := time.Duration(domain.DefaultExpirationSeconds) * time.Second
+	early := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0)})
+	onTime := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(10)})
+	createTransaction(t, s, txSpec{account: onTime.AccountID(), createdAt: minutes(11)})                        // not expired yet
+	createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPaid})      // paid
+	createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(0), status: domain.TxPending})   // no QR code
+	createTransaction(t, s, txSpec{account: early.AccountID(), createdAt: minutes(0), status: domain.TxFailed}) // failed
+	now := minutes(10).Add(expiry)
 
-	t.Run("a second transaction with an existing payment token is a duplicate, even in another account", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		first := createTransaction(t, s, txSpec{account: newID()})
-		for _, account := range []string{first.AccountID(), newID()} {
-			again := buildTransaction(t, txSpec{account: account, payToken: first.PaymentToken()})
-			if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
-				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
-			}
-		}
-		got, err := s.Transactions.FindByPaymentToken(ctx, first.PaymentToken())
-		if err != nil || got.ID() != first.ID() {
-			t.Errorf("FindByPaymentToken = %v, %v; want the first transaction", got, err)
-		}
-	})
+	got, err := s.Transactions.ListExpired(ctx, now, 10)
+	if want := []string{early.ID(), onTime.ID()}; err != nil || !sameSet(transactionIDs(got), want) {
+		t.Errorf("ListExpired = %v, %v; want %v", transactionIDs(got), err, want)
+	}
+	if got, err = s.Transactions.ListExpired(ctx, now, 1); err != nil || len(got) != 1 {
+		t.Errorf("ListExpired(limit 1) = %v, %v; want one", transactionIDs(got), err)
+	}
+	if got, err = s.Transactions.ListExpired(ctx, minutes(0).Add(expiry).Add(-time.Millisecond), 10); err != nil || len(got) != 0 {
+		t.Errorf("ListExpired(before any expiry) = %v, %v; want none", transactionIDs(got), err)
+	}
+}
 
-	t.Run("a list is ordered by createdAt descending, then id descending", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		var txs []*domain.Transaction
-		for _, m := range []int{5, 0, 5, 2, 5, 9, 1} { // stored out of order, three at one instant
-			txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(m)}))
-		}
-		page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: 1, Size: 20})
-		if err != nil {
-			t.Fatalf("List: %v", err)
-		}
-		if want := listOrder(txs); !slices.Equal(transactionIDs(page.Items), want) || page.Total != len(txs) {
-			t.Errorf("List = %v (total %d), want %v (total %d)", transactionIDs(page.Items), page.Total, want, len(txs))
-		}
-	})
+func txListByStatusListsTransactionsEnteredStatus(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	// PROCESSING_REFUND is entered 3 s after creation.
+	second := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(2), status: domain.TxProcessingRefund})
+	first := createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(1), status: domain.TxProcessingRefund})
+	createTransaction(t, s, txSpec{account: domain.NewID(), createdAt: minutes(3), status: domain.TxProcessingRefund}) // too late
+	createTransaction(t, s, txSpec{account: first.AccountID(), createdAt: minutes(0), status: domain.TxPaid})          // other status
+	until := minutes(2).Add(3 * time.Second)
 
-	t.Run("a list pages through the matches and counts them all, past the end too", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		var txs []*domain.Transaction
-		for i := range 7 {
-			txs = append(txs, createTransaction(t, s, txSpec{account: account, createdAt: minutes(i)}))
-		}
-		all := listOrder(txs)
-		for _, c := range []struct {
-			page int
-			want []string
-		}{{1, all[0:3]}, {2, all[3:6]}, {3, all[6:7]}, {4, nil}, {1000, nil}} {
-			got, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: account}, ports.Page{Number: c.page, Size: 3})
-			if err != nil || !slices.Equal(transactionIDs(got.Items), c.want) || got.Total != 7 {
-				t.Errorf("page %d = %v (total %d), %v; want %v (total 7)", c.page, transactionIDs(got.Items), got.Total, err, c.want)
-			}
-		}
-	})
-
-	t.Run("a list of an account without transactions is empty", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		createTransaction(t, s, txSpec{account: newID()})
-		page, err := s.Transactions.List(ctx, ports.TransactionFilter{AccountID: newID()}, ports.Page{Number: 1, Size: 20})
-		if err != nil || len(page.Items) != 0 || page.Total != 0 {
-			t.Errorf("List = %v (total %d), %v; want nothing", transactionIDs(page.Items), page.Total, err)
-		}
-	})
-
-	t.Run("a list filters on what updates changed: the status and the end-to-end ids", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		tx := createTransaction(t, s, txSpec{account: account})
-		createTransaction(t, s, txSpec{account: account, status: domain.TxPaid, createdAt: minutes(1)})
-		for i, step := range []func(*domain.Transaction) error{
-			func(t *domain.Transaction) error {
-				return t.Pay(domain.Payment{AmountPaid: 1000, PaidAt: minutes(2), EndToEnd: "E-updated"}, minutes(2))
-			},
-			func(t *domain.Transaction) error { return t.RequestRefund(domain.RefundRequest{ID: "R1"}, minutes(3)) },
-			func(t *domain.Transaction) error { return t.ConfirmRefund("R1", "D-updated", minutes(4)) },
-		} {
-			if _, err := s.Transactions.Update(ctx, account, tx.ID(), step); err != nil {
-				t.Fatalf("Update %d: %v", i+1, err)
-			}
-		}
-		for _, c := range []struct {
-			f    ports.TransactionFilter
-			want []string
-		}{
-			{ports.TransactionFilter{Statuses: []domain.TransactionStatus{domain.TxRefunded}}, []string{tx.ID()}},
-			{ports.TransactionFilter{Statuses: []domain.TransactionStatus{domain.TxPixQRCodeGenerated}}, nil},
-			{ports.TransactionFilter{EndToEnd: "E-updated"}, []string{tx.ID()}},
-			{ports.TransactionFilter{EndToEndRefund: "D-updated", MaxAmount: new(domain.Cents(1000))}, []string{tx.ID()}},
-		} {
-			c.f.AccountID = account
-			page, err := s.Transactions.List(ctx, c.f, ports.Page{Number: 1, Size: 20})
-			if err != nil || !slices.Equal(transactionIDs(page.Items), c.want) || page.Total != len(c.want) {
-				t.Errorf("List(%+v) = %v (total %d), %v; want %v", c.f, transactionIDs(page.Items), page.Total, err, c.want)
-			}
-		}
-	})
-
-	t.Run("each filter field selects its transactions", func(t *testing.T) {
-		t.Parallel()
-		testFilters(t, newStore(t))
-	})
-
-	t.Run("listExpired lists transactions awaiting payment whose QR code expired at or before now", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		expiry := time.Duration(domain.DefaultExpirationSeconds) * time.Second
-		early := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0)})
-		onTime := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(10)})
-		createTransaction(t, s, txSpec{account: onTime.AccountID(), createdAt: minutes(11)})                        // not expired yet
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPaid})             // paid
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(0), status: domain.TxPending})          // no QR code
-		createTransaction(t, s, txSpec{account: early.AccountID(), createdAt: minutes(0), status: domain.TxFailed}) // failed
-		now := minutes(10).Add(expiry)
-
-		got, err := s.Transactions.ListExpired(ctx, now, 10)
-		if want := []string{early.ID(), onTime.ID()}; err != nil || !sameSet(transactionIDs(got), want) {
-			t.Errorf("ListExpired = %v, %v; want %v", transactionIDs(got), err, want)
-		}
-		if got, err = s.Transactions.ListExpired(ctx, now, 1); err != nil || len(got) != 1 {
-			t.Errorf("ListExpired(limit 1) = %v, %v; want one", transactionIDs(got), err)
-		}
-		if got, err = s.Transactions.ListExpired(ctx, minutes(0).Add(expiry).Add(-time.Millisecond), 10); err != nil || len(got) != 0 {
-			t.Errorf("ListExpired(before any expiry) = %v, %v; want none", transactionIDs(got), err)
-		}
-	})
-
-	t.Run("listByStatus lists transactions that entered the status at or before until, oldest first", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		// PROCESSING_REFUND is entered 3 s after creation.
-		second := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(2), status: domain.TxProcessingRefund})
-		first := createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(1), status: domain.TxProcessingRefund})
-		createTransaction(t, s, txSpec{account: newID(), createdAt: minutes(3), status: domain.TxProcessingRefund}) // too late
-		createTransaction(t, s, txSpec{account: first.AccountID(), createdAt: minutes(0), status: domain.TxPaid})   // other status
-		until := minutes(2).Add(3 * time.Second)
-
-		got, err := s.Transactions.ListByStatus(ctx, domain.TxProcessingRefund, until, 10)
-		if want := []string{first.ID(), second.ID()}; err != nil || !slices.Equal(transactionIDs(got), want) {
-			t.Errorf("ListByStatus = %v, %v; want %v", transactionIDs(got), err, want)
-		}
-		if got, err = s.Transactions.ListByStatus(ctx, domain.TxProcessingRefund, until, 1); err != nil || !slices.Equal(transactionIDs(got), []string{first.ID()}) {
-			t.Errorf("ListByStatus(limit 1) = %v, %v; want the oldest", transactionIDs(got), err)
-		}
-	})
+	got, err := s.Transactions.ListByStatus(ctx, domain.TxProcessingRefund, until, 10)
+	if want := []string{first.ID(), second.ID()}; err != nil || !slices.Equal(transactionIDs(got), want) {
+		t.Errorf("ListByStatus = %v, %v; want %v", transactionIDs(got), err, want)
+	}
+	if got, err = s.Transactions.ListByStatus(ctx, domain.TxProcessingRefund, until, 1); err != nil || !slices.Equal(transactionIDs(got), []string{first.ID()}) {
+		t.Errorf("ListByStatus(limit 1) = %v, %v; want the oldest", transactionIDs(got), err)
+	}
 }
 
 // testFilters stores a few transactions in one account, and look-alikes in another, and lists
 // them with each filter field.
 func testFilters(t *testing.T, s Stores) {
 	ctx := context.Background()
-	account, other := newID(), newID()
+	account, other := domain.NewID(), domain.NewID()
 	maria := &domain.Customer{Name: "Maria da Silva", Email: "Maria.Silva@Example.com", Document: cpf(1),
 		MobilePhone: "11987654321", Landline: "1133334444"}
 	joao := &domain.Customer{Name: "João Souza", Email: "joao@example.com", Document: cnpj(1), MobilePhone: "21987650000"}
@@ -685,7 +744,7 @@ func richTransaction(t *testing.T, account string) *domain.Transaction {
 		ExpirationSeconds: 3600,
 	}
 	created := minutes(0).Add(123 * time.Millisecond)
-	tx, err := domain.NewTransaction(newID(), newPaymentToken(), account, "SANDBOX", order, domain.Idempotency{Key: "order-2026-0001", Fingerprint: "sha256:ab12"}, created)
+	tx, err := domain.NewTransaction(domain.NewID(), newPaymentToken(), account, "SANDBOX", order, domain.Idempotency{Key: "order-2026-0001", Fingerprint: "sha256:ab12"}, created)
 	if err != nil {
 		t.Fatal(err)
 	}

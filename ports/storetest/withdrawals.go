@@ -16,367 +16,413 @@ import (
 // store for each subtest (see Stores).
 func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Helper()
-
-	t.Run("a created withdrawal reads back exactly as it was stored", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		w := richWithdrawal(t, newID())
-		fund(t, s, w.AccountID(), w.Total())
-		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
-		if err := s.Withdrawals.Create(ctx, w); err != nil {
-			t.Fatalf("Create: %v", err)
-		}
-		if w.Version() != 1 || len(w.Events()) != 0 {
-			t.Errorf("after Create: version %d, %d events; want 1, 0", w.Version(), len(w.Events()))
-		}
-		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		assertSameWithdrawal(t, got, want)
-		if got.Version() != 1 {
-			t.Errorf("stored version %d, want 1", got.Version())
-		}
-		if got, err = s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), w.Idempotency().Key); err != nil {
-			t.Fatalf("GetByIdempotencyKey: %v", err)
-		}
-		assertSameWithdrawal(t, got, want)
+	runStoreTests(t, newStore, []storeTest{
+		{"a created withdrawal reads back exactly as it was stored", wdCreatedWithdrawalReadsBackExactly},
+		{"a new withdrawal's events are stored with it", wdNewWithdrawalEventsStored},
+		{"an unknown withdrawal is not found", wdUnknownWithdrawalNotFound},
+		{"another account's withdrawal is not found and not changed", wdAnotherAccountWithdrawalNotFound},
+		{"a second withdrawal with an existing id is a duplicate, even in another account", wdSecondWithdrawalExistingIdDuplicate},
+		{"a withdrawal with an idempotency key the account used is a duplicate, whatever the balance", wdWithdrawalIdempotencyKeyAccountUsed},
+		{"two accounts may use the same idempotency key", wdTwoAccountsMayUseSame},
+		{"the balance check sees the account's balance without the new withdrawal", wdBalanceCheckSeesAccountBalance},
+		{"a withdrawal the balance does not cover is refused and stores nothing", wdWithdrawalBalanceDoesNotCover},
+		{"concurrent reservations never overdraw", wdConcurrentReservationsNeverOverdraw},
+		{"an update stores what fn did with the events it raised, and adds one to the version", wdUpdateStoresFnDidEvents},
+		{"a failed update returns fn's error and leaves nothing behind", wdFailedUpdateReturnsFnError},
+		{"of concurrent completions of one withdrawal exactly one wins", wdConcurrentCompletionsWithdrawalExactlyWins},
+		{"withdrawals handed in and out are never shared with the store", wdWithdrawalsHandedOutNeverShared},
+		{"listByAccount pages in creation order, reading a page number or size below 1 as 1", wdListByAccountPagesCreationOrderReading},
+		{"listByStatus lists withdrawals that entered the status at or before until, oldest first", wdListByStatusListsWithdrawalsEnteredStatus},
 	})
+}
 
-	t.Run("a new withdrawal's events are stored with it", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		w := buildWithdrawal(t, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
-		raised := w.Events()
-		fund(t, s, w.AccountID(), w.Total())
-		if err := s.Withdrawals.Create(ctx, w); err != nil {
-			t.Fatalf("Create: %v", err)
-		}
-		ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID())
-		if err != nil || len(ds) != 1 || len(raised) != 1 {
-			t.Fatalf("Deliveries = %v, %v; want the one event raised", eventTypes(ds), err)
-		}
-		assertDeliveryOf(t, ds[0], raised[0])
-		if ds[0].Status != ports.DeliveryPending || !ds[0].NextAttemptAt.Equal(raised[0].CreatedAt) {
-			t.Errorf("delivery = %s due %v, want pending due %v", ds[0].Status, ds[0].NextAttemptAt, raised[0].CreatedAt)
-		}
+func wdCreatedWithdrawalReadsBackExactly(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	w := richWithdrawal(t, domain.NewID())
+	fund(t, s, w.AccountID(), w.Total())
+	want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
+	if err := s.Withdrawals.Create(ctx, w); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if w.Version() != 1 || len(w.Events()) != 0 {
+		t.Errorf("after Create: version %d, %d events; want 1, 0", w.Version(), len(w.Events()))
+	}
+	got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	assertSameWithdrawal(t, got, want)
+	if got.Version() != 1 {
+		t.Errorf("stored version %d, want 1", got.Version())
+	}
+	if got, err = s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), w.Idempotency().Key); err != nil {
+		t.Fatalf("GetByIdempotencyKey: %v", err)
+	}
+	assertSameWithdrawal(t, got, want)
+}
+
+func wdNewWithdrawalEventsStored(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	w := buildWithdrawal(t, wdSpec{account: domain.NewID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+	raised := w.Events()
+	fund(t, s, w.AccountID(), w.Total())
+	if err := s.Withdrawals.Create(ctx, w); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID())
+	if err != nil || len(ds) != 1 || len(raised) != 1 {
+		t.Fatalf("Deliveries = %v, %v; want the one event raised", eventTypes(ds), err)
+	}
+	assertDeliveryOf(t, ds[0], raised[0])
+	if ds[0].Status != ports.DeliveryPending || !ds[0].NextAttemptAt.Equal(raised[0].CreatedAt) {
+		t.Errorf("delivery = %s due %v, want pending due %v", ds[0].Status, ds[0].NextAttemptAt, raised[0].CreatedAt)
+	}
+}
+
+func wdUnknownWithdrawalNotFound(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	fundedWithdrawal(t, s, wdSpec{account: account, idemKey: "known"})
+	id := domain.NewID()
+	if _, err := s.Withdrawals.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Get: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "unknown"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+	}
+	called := false
+	_, err := s.Withdrawals.Update(ctx, account, id, func(*domain.Withdrawal) error { called = true; return nil })
+	if !errors.Is(err, domain.ErrNotFound) || called {
+		t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
+	}
+}
+
+func wdAnotherAccountWithdrawalNotFound(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	owner, other := domain.NewID(), domain.NewID()
+	w := fundedWithdrawal(t, s, wdSpec{account: owner, idemKey: "payout-1"})
+	fundedWithdrawal(t, s, wdSpec{account: other})
+	if _, err := s.Withdrawals.Get(ctx, other, w.ID()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Get: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, other, "payout-1"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+	}
+	called := false
+	_, err := s.Withdrawals.Update(ctx, other, w.ID(), func(w *domain.Withdrawal) error {
+		called = true
+		return w.Cancel(minutes(1))
 	})
+	if !errors.Is(err, domain.ErrNotFound) || called {
+		t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
+	}
+	if got, err := s.Withdrawals.Get(ctx, owner, w.ID()); err != nil || got.Status() != domain.WdPending || got.Version() != 1 {
+		t.Errorf("the owner's withdrawal = %v, %v; want it untouched", got, err)
+	}
+}
 
-	t.Run("an unknown withdrawal is not found", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		fundedWithdrawal(t, s, wdSpec{account: account, idemKey: "known"})
-		id := newID()
-		if _, err := s.Withdrawals.Get(ctx, account, id); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Get: %v, want ErrNotFound", err)
-		}
-		if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "unknown"); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
-		}
-		called := false
-		_, err := s.Withdrawals.Update(ctx, account, id, func(*domain.Withdrawal) error { called = true; return nil })
-		if !errors.Is(err, domain.ErrNotFound) || called {
-			t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
-		}
-	})
-
-	t.Run("another account's withdrawal is not found and not changed", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		owner, other := newID(), newID()
-		w := fundedWithdrawal(t, s, wdSpec{account: owner, idemKey: "payout-1"})
-		fundedWithdrawal(t, s, wdSpec{account: other})
-		if _, err := s.Withdrawals.Get(ctx, other, w.ID()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Get: %v, want ErrNotFound", err)
-		}
-		if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, other, "payout-1"); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
-		}
-		called := false
-		_, err := s.Withdrawals.Update(ctx, other, w.ID(), func(w *domain.Withdrawal) error {
-			called = true
-			return w.Cancel(minutes(1))
-		})
-		if !errors.Is(err, domain.ErrNotFound) || called {
-			t.Errorf("Update: %v (fn called: %v), want ErrNotFound without calling fn", err, called)
-		}
-		if got, err := s.Withdrawals.Get(ctx, owner, w.ID()); err != nil || got.Status() != domain.WdPending || got.Version() != 1 {
-			t.Errorf("the owner's withdrawal = %v, %v; want it untouched", got, err)
-		}
-	})
-
-	t.Run("a second withdrawal with an existing id is a duplicate, even in another account", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		first := fundedWithdrawal(t, s, wdSpec{account: newID(), amount: 100})
-		for _, account := range []string{first.AccountID(), newID()} {
-			again := buildWithdrawal(t, wdSpec{account: account, id: first.ID(), amount: 200})
-			if err := s.Withdrawals.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
-				t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
-			}
-		}
-		got, err := s.Withdrawals.Get(ctx, first.AccountID(), first.ID())
-		if err != nil || got.Amount() != 100 {
-			t.Errorf("Get = %v, %v; want the first withdrawal unchanged", got, err)
-		}
-	})
-
-	t.Run("a withdrawal with an idempotency key the account used is a duplicate, whatever the balance", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		fund(t, s, account, 1000)
-		first := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
-		if err := s.Withdrawals.Create(ctx, first); err != nil {
-			t.Fatalf("Create: %v", err)
-		}
-		// The first withdrawal used all the money: a repeated request must still learn that
-		// its withdrawal exists, not that the balance is short.
-		again := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
+func wdSecondWithdrawalExistingIdDuplicate(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	first := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), amount: 100})
+	for _, account := range []string{first.AccountID(), domain.NewID()} {
+		again := buildWithdrawal(t, wdSpec{account: account, id: first.ID(), amount: 200})
 		if err := s.Withdrawals.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
-			t.Fatalf("Create: %v, want ErrDuplicate", err)
+			t.Errorf("Create in account %s: %v, want ErrDuplicate", account, err)
 		}
-		got, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "payout-7")
-		if err != nil || got.ID() != first.ID() {
-			t.Errorf("GetByIdempotencyKey = %v, %v; want the first withdrawal", got, err)
-		}
-		if _, err := s.Withdrawals.Get(ctx, account, again.ID()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Get(the refused one): %v, want ErrNotFound", err)
-		}
-	})
+	}
+	got, err := s.Withdrawals.Get(ctx, first.AccountID(), first.ID())
+	if err != nil || got.Amount() != 100 {
+		t.Errorf("Get = %v, %v; want the first withdrawal unchanged", got, err)
+	}
+}
 
-	t.Run("two accounts may use the same idempotency key", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		a := fundedWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
-		b := fundedWithdrawal(t, s, wdSpec{account: newID(), idemKey: "shared"})
-		for _, w := range []*domain.Withdrawal{a, b} {
-			got, err := s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), "shared")
-			if err != nil || got.ID() != w.ID() {
-				t.Errorf("GetByIdempotencyKey(%s) = %v, %v; want %s", w.AccountID(), got, err, w.ID())
-			}
-		}
-	})
+func wdWithdrawalIdempotencyKeyAccountUsed(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	fund(t, s, account, 1000)
+	first := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
+	if err := s.Withdrawals.Create(ctx, first); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	// The first withdrawal used all the money: a repeated request must still learn that
+	// its withdrawal exists, not that the balance is short.
+	again := buildWithdrawal(t, wdSpec{account: account, amount: 1000, idemKey: "payout-7"})
+	if err := s.Withdrawals.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
+		t.Fatalf("Create: %v, want ErrDuplicate", err)
+	}
+	got, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "payout-7")
+	if err != nil || got.ID() != first.ID() {
+		t.Errorf("GetByIdempotencyKey = %v, %v; want the first withdrawal", got, err)
+	}
+	if _, err := s.Withdrawals.Get(ctx, account, again.ID()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Get(the refused one): %v, want ErrNotFound", err)
+	}
+}
 
-	t.Run("the balance check sees the account's balance without the new withdrawal", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		createTransaction(t, s, txSpec{account: account, amount: 10000, fee: 100, status: domain.TxPaid})
-		createTransaction(t, s, txSpec{account: account, amount: 700})
-		createTransaction(t, s, txSpec{account: newID(), amount: 5000, status: domain.TxPaid}) // another account's money
-		createWithdrawal(t, s, wdSpec{account: account, amount: 1000, fee: 10})
-		// 10000 - 100 - 1010 = 8890 left: one cent more is refused, exactly that is accepted.
-		over := buildWithdrawal(t, wdSpec{account: account, amount: 8881, fee: 10})
-		if err := s.Withdrawals.Create(ctx, over); !errors.Is(err, domain.ErrInsufficientBalance) {
-			t.Fatalf("Create(8891 with the fee): %v, want ErrInsufficientBalance", err)
+func wdTwoAccountsMayUseSame(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	a := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), idemKey: "shared"})
+	b := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), idemKey: "shared"})
+	for _, w := range []*domain.Withdrawal{a, b} {
+		got, err := s.Withdrawals.GetByIdempotencyKey(ctx, w.AccountID(), "shared")
+		if err != nil || got.ID() != w.ID() {
+			t.Errorf("GetByIdempotencyKey(%s) = %v, %v; want %s", w.AccountID(), got, err, w.ID())
 		}
-		w := buildWithdrawal(t, wdSpec{account: account, amount: 8880, fee: 10})
-		if err := s.Withdrawals.Create(ctx, w); err != nil {
-			t.Fatalf("Create(8890 with the fee): %v", err)
-		}
-		if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{Pending: 700}) {
-			t.Errorf("Balance = %+v, %v; want nothing available and 700 pending", got, err)
-		}
-	})
+	}
+}
 
-	t.Run("a withdrawal the balance does not cover is refused and stores nothing", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		fund(t, s, account, 1000)
-		w := buildWithdrawal(t, wdSpec{account: account, amount: 1001, idemKey: "too-much", webhook: "https://shop.example.com/hooks", status: domain.WdProcessing})
-		if err := s.Withdrawals.Create(ctx, w); !errors.Is(err, domain.ErrInsufficientBalance) {
-			t.Fatalf("Create: %v, want ErrInsufficientBalance", err)
-		}
-		if _, err := s.Withdrawals.Get(ctx, account, w.ID()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("Get: %v, want ErrNotFound", err)
-		}
-		if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "too-much"); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
-		}
-		if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 0 {
-			t.Errorf("Deliveries = %v, %v; want none", eventTypes(ds), err)
-		}
-		if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{Available: 1000}) {
-			t.Errorf("Balance = %+v, %v; want 1000 available", got, err)
-		}
-	})
+func wdBalanceCheckSeesAccountBalance(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	createTransaction(t, s, txSpec{account: account, amount: 10000, fee: 100, status: domain.TxPaid})
+	createTransaction(t, s, txSpec{account: account, amount: 700})
+	createTransaction(t, s, txSpec{account: domain.NewID(), amount: 5000, status: domain.TxPaid}) // another account's money
+	createWithdrawal(t, s, wdSpec{account: account, amount: 1000, fee: 10})
+	// 10000 - 100 - 1010 = 8890 left: one cent more is refused, exactly that is accepted.
+	over := buildWithdrawal(t, wdSpec{account: account, amount: 8881, fee: 10})
+	if err := s.Withdrawals.Create(ctx, over); !errors.Is(err, domain.ErrInsufficientBalance) {
+		t.Fatalf("Create(8891 with the fee): %v, want ErrInsufficientBalance", err)
+	}
+	w := buildWithdrawal(t, wdSpec{account: account, amount: 8880, fee: 10})
+	if err := s.Withdrawals.Create(ctx, w); err != nil {
+		t.Fatalf("Create(8890 with the fee): %v", err)
+	}
+	if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{Pending: 700}) {
+		t.Errorf("Balance = %+v, %v; want nothing available and 700 pending", got, err)
+	}
+}
 
-	t.Run("concurrent reservations never overdraw", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		fund(t, s, account, 1000)
-		const n = 20
-		ws := make([]*domain.Withdrawal, n)
-		for i := range ws {
-			ws[i] = buildWithdrawal(t, wdSpec{account: account, amount: 90, fee: 10})
-		}
-		errs := concurrently(n, func(i int) error { return s.Withdrawals.Create(ctx, ws[i]) })
-		accepted := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				accepted++
-			case !errors.Is(err, domain.ErrInsufficientBalance):
-				t.Errorf("Create: %v, want nil or ErrInsufficientBalance", err)
-			}
-		}
-		if accepted != 10 {
-			t.Errorf("%d reservations of 100 accepted on 1000, want 10", accepted)
-		}
-		if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{}) {
-			t.Errorf("Balance = %+v, %v; want zero", got, err)
-		}
-	})
+func wdWithdrawalBalanceDoesNotCover(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	fund(t, s, account, 1000)
+	w := buildWithdrawal(t, wdSpec{account: account, amount: 1001, idemKey: "too-much", webhook: "https://shop.example.com/hooks", status: domain.WdProcessing})
+	if err := s.Withdrawals.Create(ctx, w); !errors.Is(err, domain.ErrInsufficientBalance) {
+		t.Fatalf("Create: %v, want ErrInsufficientBalance", err)
+	}
+	if _, err := s.Withdrawals.Get(ctx, account, w.ID()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Get: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Withdrawals.GetByIdempotencyKey(ctx, account, "too-much"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("GetByIdempotencyKey: %v, want ErrNotFound", err)
+	}
+	if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 0 {
+		t.Errorf("Deliveries = %v, %v; want none", eventTypes(ds), err)
+	}
+	if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{Available: 1000}) {
+		t.Errorf("Balance = %+v, %v; want 1000 available", got, err)
+	}
+}
 
-	t.Run("an update stores what fn did with the events it raised, and adds one to the version", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		w := fundedWithdrawal(t, s, wdSpec{account: newID(), webhook: "https://shop.example.com/hooks"})
-		want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
-		if err := want.StartProcessing(minutes(1)); err != nil {
-			t.Fatal(err)
+func wdConcurrentReservationsNeverOverdraw(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	fund(t, s, account, 1000)
+	const n = 20
+	ws := make([]*domain.Withdrawal, n)
+	for i := range ws {
+		ws[i] = buildWithdrawal(t, wdSpec{account: account, amount: 90, fee: 10})
+	}
+	errs := concurrently(n, func(i int) error { return s.Withdrawals.Create(ctx, ws[i]) })
+	accepted := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			accepted++
+		case !errors.Is(err, domain.ErrInsufficientBalance):
+			t.Errorf("Create: %v, want nil or ErrInsufficientBalance", err)
 		}
-		var raised []domain.Event
-		updated, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
-			err := w.StartProcessing(minutes(1))
-			raised = w.Events()
+	}
+	if accepted != 10 {
+		t.Errorf("%d reservations of 100 accepted on 1000, want 10", accepted)
+	}
+	if got, err := s.Ledger.Balance(ctx, account); err != nil || got != (domain.Balance{}) {
+		t.Errorf("Balance = %+v, %v; want zero", got, err)
+	}
+}
+
+func wdUpdateStoresFnDidEvents(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	w := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), webhook: "https://shop.example.com/hooks"})
+	want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
+	if err := want.StartProcessing(minutes(1)); err != nil {
+		t.Fatal(err)
+	}
+	var raised []domain.Event
+	updated, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+		err := w.StartProcessing(minutes(1))
+		raised = w.Events()
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	assertSameWithdrawal(t, updated, want)
+	got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	assertSameWithdrawal(t, got, want)
+	if updated.Version() != 2 || got.Version() != 2 {
+		t.Errorf("versions: returned %d, stored %d; want 2", updated.Version(), got.Version())
+	}
+	ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID())
+	if err != nil || len(ds) != 1 || len(raised) != 1 {
+		t.Fatalf("Deliveries = %v, %v; want the one event raised", eventTypes(ds), err)
+	}
+	assertDeliveryOf(t, ds[0], raised[0])
+	if updated, err = s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+		return w.Complete("E1", minutes(2))
+	}); err != nil || updated.Version() != 3 || updated.Status() != domain.WdProcessed {
+		t.Errorf("second Update = %v, %v; want PROCESSED v3", updated, err)
+	}
+}
+
+func wdFailedUpdateReturnsFnError(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	fund(t, s, account, 1000)
+	w := createWithdrawal(t, s, wdSpec{account: account, amount: 300, status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+	before, _ := s.Withdrawals.Get(ctx, account, w.ID())
+	_, err := s.Withdrawals.Update(ctx, account, w.ID(), func(w *domain.Withdrawal) error {
+		if err := w.Fail("boom", minutes(2)); err != nil {
 			return err
-		})
-		if err != nil {
-			t.Fatalf("Update: %v", err)
 		}
-		assertSameWithdrawal(t, updated, want)
-		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		assertSameWithdrawal(t, got, want)
-		if updated.Version() != 2 || got.Version() != 2 {
-			t.Errorf("versions: returned %d, stored %d; want 2", updated.Version(), got.Version())
-		}
-		ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID())
-		if err != nil || len(ds) != 1 || len(raised) != 1 {
-			t.Fatalf("Deliveries = %v, %v; want the one event raised", eventTypes(ds), err)
-		}
-		assertDeliveryOf(t, ds[0], raised[0])
-		if updated, err = s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
-			return w.Complete("E1", minutes(2))
-		}); err != nil || updated.Version() != 3 || updated.Status() != domain.WdProcessed {
-			t.Errorf("second Update = %v, %v; want PROCESSED v3", updated, err)
-		}
+		return errRefused
 	})
+	if !errors.Is(err, errRefused) {
+		t.Fatalf("Update: %v, want the error fn returned", err)
+	}
+	got, err := s.Withdrawals.Get(ctx, account, w.ID())
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	assertSameWithdrawal(t, got, before)
+	if got.Version() != before.Version() {
+		t.Errorf("version %d, want %d", got.Version(), before.Version())
+	}
+	if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 1 {
+		t.Errorf("Deliveries = %v, %v; want only the processing event", eventTypes(ds), err)
+	}
+	if b, err := s.Ledger.Balance(ctx, account); err != nil || b.Available != 700 {
+		t.Errorf("Balance = %+v, %v; want 700 available, the withdrawal still holding its money", b, err)
+	}
+}
 
-	t.Run("a failed update returns fn's error and leaves nothing behind", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		account := newID()
-		fund(t, s, account, 1000)
-		w := createWithdrawal(t, s, wdSpec{account: account, amount: 300, status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
-		before, _ := s.Withdrawals.Get(ctx, account, w.ID())
-		_, err := s.Withdrawals.Update(ctx, account, w.ID(), func(w *domain.Withdrawal) error {
-			if err := w.Fail("boom", minutes(2)); err != nil {
-				return err
+func wdConcurrentCompletionsWithdrawalExactlyWins(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	w := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
+	const n = 20
+	errs := concurrently(n, func(i int) error {
+		_, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+			if i%2 == 0 {
+				return w.Complete("E1", minutes(2))
 			}
-			return errRefused
+			return w.Reject("refused", minutes(2))
 		})
-		if !errors.Is(err, errRefused) {
-			t.Fatalf("Update: %v, want the error fn returned", err)
-		}
-		got, err := s.Withdrawals.Get(ctx, account, w.ID())
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		assertSameWithdrawal(t, got, before)
-		if got.Version() != before.Version() {
-			t.Errorf("version %d, want %d", got.Version(), before.Version())
-		}
-		if ds, err := s.Outbox.Deliveries(ctx, account, domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 1 {
-			t.Errorf("Deliveries = %v, %v; want only the processing event", eventTypes(ds), err)
-		}
-		if b, err := s.Ledger.Balance(ctx, account); err != nil || b.Available != 700 {
-			t.Errorf("Balance = %+v, %v; want 700 available, the withdrawal still holding its money", b, err)
-		}
+		return err
 	})
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, domain.ErrInvalidTransition):
+			t.Errorf("Update: %v, want nil or ErrInvalidTransition", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d transitions won, want exactly 1", wins)
+	}
+	got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+	if err != nil || got.Version() != 2 || len(got.History()) != 3 {
+		t.Errorf("stored = %v, %v; want version 2 with 3 history entries", got, err)
+	}
+	if ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 2 {
+		t.Errorf("Deliveries = %v, %v; want processing and one outcome", eventTypes(ds), err)
+	}
+}
 
-	t.Run("of concurrent completions of one withdrawal exactly one wins", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		w := fundedWithdrawal(t, s, wdSpec{account: newID(), status: domain.WdProcessing, webhook: "https://shop.example.com/hooks"})
-		const n = 20
-		errs := concurrently(n, func(i int) error {
-			_, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
-				if i%2 == 0 {
-					return w.Complete("E1", minutes(2))
-				}
-				return w.Reject("refused", minutes(2))
-			})
-			return err
-		})
-		wins := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				wins++
-			case !errors.Is(err, domain.ErrInvalidTransition):
-				t.Errorf("Update: %v, want nil or ErrInvalidTransition", err)
-			}
-		}
-		if wins != 1 {
-			t.Fatalf("%d transitions won, want exactly 1", wins)
-		}
-		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
-		if err != nil || got.Version() != 2 || len(got.History()) != 3 {
-			t.Errorf("stored = %v, %v; want version 2 with 3 history entries", got, err)
-		}
-		if ds, err := s.Outbox.Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, w.ID()); err != nil || len(ds) != 2 {
-			t.Errorf("Deliveries = %v, %v; want processing and one outcome", eventTypes(ds), err)
-		}
-	})
+func wdWithdrawalsHandedOutNeverShared(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	w := richWithdrawal(t, domain.NewID())
+	fund(t, s, w.AccountID(), w.Total())
+	want := domain.UnmarshalWithdrawalFromDatabase(copyWithdrawalRecord(w.Record()))
+	if err := s.Withdrawals.Create(ctx, w); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	scribbleWithdrawal(w)
+	got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	scribbleWithdrawal(got)
+	if got, err = s.Withdrawals.Get(ctx, w.AccountID(), w.ID()); err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	assertSameWithdrawal(t, got, want)
+}
 
-	t.Run("withdrawals handed in and out are never shared with the store", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		w := richWithdrawal(t, newID())
-		fund(t, s, w.AccountID(), w.Total())
-		want := domain.UnmarshalWithdrawalFromDatabase(copyWithdrawalRecord(w.Record()))
-		if err := s.Withdrawals.Create(ctx, w); err != nil {
-			t.Fatalf("Create: %v", err)
+func wdListByAccountPagesCreationOrderReading(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, fundedWithdrawal(t, s, wdSpec{account: account, createdAt: minutes(i)}).ID())
+	}
+	for _, c := range []struct {
+		page ports.Page
+		want []string
+	}{
+		{ports.Page{Number: 1, Size: 2}, ids[0:2]},
+		{ports.Page{Number: 2, Size: 2}, ids[2:3]},
+		{ports.Page{Number: 3, Size: 2}, nil},
+		{ports.Page{Number: 0, Size: 2}, ids[0:2]},
+		{ports.Page{Number: -1, Size: 2}, ids[0:2]},
+		{ports.Page{Number: 2, Size: 0}, ids[1:2]},
+	} {
+		got, err := s.Withdrawals.ListByAccount(ctx, account, c.page)
+		if err != nil || !slices.Equal(withdrawalIDs(got), c.want) {
+			t.Errorf("ListByAccount(page %+v) = %v, %v; want %v", c.page, withdrawalIDs(got), err, c.want)
 		}
-		scribbleWithdrawal(w)
-		got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		scribbleWithdrawal(got)
-		if got, err = s.Withdrawals.Get(ctx, w.AccountID(), w.ID()); err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		assertSameWithdrawal(t, got, want)
-	})
+	}
+	if got, err := s.Withdrawals.ListByAccount(ctx, domain.NewID(), ports.Page{Number: 1, Size: 2}); err != nil || len(got) != 0 {
+		t.Errorf("ListByAccount of an account without withdrawals = %v, %v; want none", withdrawalIDs(got), err)
+	}
+}
 
-	t.Run("listByStatus lists withdrawals that entered the status at or before until, oldest first", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		// PROCESSING is entered 1 s after creation.
-		second := fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(2), status: domain.WdProcessing})
-		first := fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(1), status: domain.WdProcessing})
-		fundedWithdrawal(t, s, wdSpec{account: newID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
-		fundedWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                    // still pending
-		until := minutes(2).Add(time.Second)
+func wdListByStatusListsWithdrawalsEnteredStatus(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	// PROCESSING is entered 1 s after creation.
+	second := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(2), status: domain.WdProcessing})
+	first := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(1), status: domain.WdProcessing})
+	fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
+	fundedWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                           // still pending
+	until := minutes(2).Add(time.Second)
 
-		got, err := s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 10)
-		if want := []string{first.ID(), second.ID()}; err != nil || !slices.Equal(withdrawalIDs(got), want) {
-			t.Errorf("ListByStatus = %v, %v; want %v", withdrawalIDs(got), err, want)
-		}
-		if got, err = s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 1); err != nil || !slices.Equal(withdrawalIDs(got), []string{first.ID()}) {
-			t.Errorf("ListByStatus(limit 1) = %v, %v; want the oldest", withdrawalIDs(got), err)
-		}
-	})
-
+	got, err := s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 10)
+	if want := []string{first.ID(), second.ID()}; err != nil || !slices.Equal(withdrawalIDs(got), want) {
+		t.Errorf("ListByStatus = %v, %v; want %v", withdrawalIDs(got), err, want)
+	}
+	if got, err = s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 1); err != nil || !slices.Equal(withdrawalIDs(got), []string{first.ID()}) {
+		t.Errorf("ListByStatus(limit 1) = %v, %v; want the oldest", withdrawalIDs(got), err)
+	}
 }
 
 // richWithdrawal is a PROCESSED withdrawal with every field set.
@@ -387,7 +433,7 @@ func richWithdrawal(t *testing.T, account string) *domain.Withdrawal {
 		t.Fatal(err)
 	}
 	created := minutes(0).Add(456 * time.Millisecond)
-	w, err := domain.NewWithdrawal(newID(), account, "SANDBOX", domain.Payout{
+	w, err := domain.NewWithdrawal(domain.NewID(), account, "SANDBOX", domain.Payout{
 		Amount: 12345, Fee: 99, PixKey: key, ExternalCode: "PAYOUT-1", WebhookURL: "https://shop.example.com/hooks/payouts",
 		Payer: &domain.AccountHolder{Type: domain.HolderPJ, Name: "Loja Exemplo LTDA", Document: cnpj(22),
 			BankAccount: domain.BankAccount{Type: "TRAN", Digit: "0", ISPB: "00000000"}},

@@ -51,7 +51,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	hasher, err := application.NewSecretHasher([]byte("load-profile-key-load-profile-key"))
+	hasher, err := system.NewClientSecrets([]byte("load-profile-key-load-profile-key"))
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	payer, err := application.SandboxReceiver("pix@pixgate.example", "PIXGATE SANDBOX")
+	payer, err := sandbox.ReceivingAccount("pix@pixgate.example", "PIXGATE SANDBOX")
 	if err != nil {
 		return nil, err
 	}
@@ -68,22 +68,35 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	m := metrics.New()
 	txs, wds, ledger := m.Transactions(store.Transactions()), m.Withdrawals(store.Withdrawals()), m.Ledger(store.Ledger())
 	create := application.NewCreateTransaction(txs, emitter, m.QRRenderer(renderer), ids, system.Capabilities{}, clock)
-	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20, Sandbox: true}, httpapi.Deps{
-		Authenticator:     application.NewAuthenticate(verifier, accounts),
+	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, httpapi.Deps{
+		Authenticator:     application.NewCachedAuthenticate(verifier, accounts, application.NewAuthCache(2*time.Second, clock, 0)),
 		CreateTransaction: create,
 		GetTransaction:    application.NewGetTransaction(txs),
 		ListTransactions:  application.NewListTransactions(txs),
 		RefundTransaction: application.NewRefundTransaction(txs, sandbox.NewAcquirer(clock), ids, clock, func(error) {}),
 		Withdrawals: httpapi.WithdrawalDeps{
 			Create: application.NewCreateWithdrawal(wds, ids, clock, application.WithdrawalSettings{
-				Acquirer: emitter.Acquirer(), Fee: ledgerWithdrawalFee, Payer: payer,
-				Receiver: application.SandboxPixDirectory, StartAtOnce: true,
+				Acquirer: emitter.Acquirer(), Fee: ledgerWithdrawalFee, Payer: &payer,
+				Directory: sandbox.Directory{}, StartAtOnce: true,
 			}),
 			Get:     application.NewGetWithdrawal(wds),
 			Cancel:  application.NewCancelWithdrawal(wds, clock),
 			Balance: application.NewGetBalance(ledger),
 		},
-		Ledger:   httpapi.LedgerDeps{Entries: application.NewListEntries(ledger)},
+		Ledger: httpapi.LedgerDeps{Entries: application.NewListEntries(ledger)},
+		// Served like every route, though no phase of the profile times them.
+		Auth: httpapi.AuthDeps{
+			Token: application.NewIssueToken(accounts, issuer, hasher, time.Hour), JWKS: verifier.JWKS(),
+			CreateCredential:    application.NewCreateCredential(accounts, ids, clock, hasher),
+			ListCredentials:     application.NewListCredentials(accounts),
+			RevokeCredential:    application.NewRevokeCredential(accounts, clock),
+			GetWebhookSecret:    application.NewGetWebhookSecret(accounts, clock),
+			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock, hasher),
+		},
+		Webhooks: httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, store.Outbox())},
+		PaymentPage: httpapi.PaymentPageDeps{
+			Show: application.NewShowPaymentPage(txs, accounts, clock), Follow: application.NewFollowPayment(txs, clock),
+		},
 		Observer: m,
 		Logger:   slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})

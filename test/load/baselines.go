@@ -81,8 +81,8 @@ func qrCeiling(ctx context.Context, payloads []string, d time.Duration) (perSeco
 	return float64(n) / took.Seconds(), cpu / time.Duration(n), int(bytes.Load() / n), nil
 }
 
-// loadBody is the POST /transaction body of the run: every field the document defines but
-// webhookUrl (a webhook would send the server's traffic off loopback), as large as a
+// loadBody is the POST /transaction body of the run: every field of docs/API.md, Creating a
+// transaction but webhookUrl (a webhook would send the server's traffic off loopback), as large as a
 // merchant usually sends. email is the customer's e-mail.
 func loadBody(email string) []byte {
 	b, err := json.Marshal(map[string]any{

@@ -50,13 +50,14 @@ type report struct {
 	ledgerMongoServerEnv []string
 }
 
-// The goals of issue 11.
+// The goals of the performance issues.
 const (
-	goalGetShare   = 0.5 // of baseline (a)
+	goalGetShare   = 0.7 // of baseline (a)
 	goalPostShare  = 0.8 // of baseline (b)
 	goalListP99    = 50 * time.Millisecond
 	goalListAt     = 100_000
 	goalBusyFactor = 5.0
+	goalMongoShare = 0.5 // of the raw driver's figures, (c) and (d)
 	goalBytesPerTx = 4096.0
 )
 
@@ -125,7 +126,7 @@ func (r *report) markdown() string {
 		mode = "smoke run (-short): sizes too small to mean anything"
 	}
 	p("## Last run (%s)\n\n", mode)
-	p("- Machine: %s, %d logical CPUs (%s cores per socket, /proc/cpuinfo), %s RAM, %s; GOMAXPROCS %d for the server and the harness alike, which share the machine.\n",
+	p("- Machine: %s, %d logical CPUs (%s cores per socket, /proc/cpuinfo), %s RAM, %s; GOMAXPROCS %d for the server and the harness alike, which share the machine (pixgate serve adds one Go processor per QR drawing worker, whose threads run at the lowest priority).\n",
 		m.CPU, m.LogicalCPUs, orUnknown(m.CoresPerCPU), m.MemTotal, orUnknown(m.Kernel), m.GOMAXPROCS)
 	p("- Load average (1 min) at the start %s, at the end %s (the run's own load included). Anything well above 0 at the start is other work taking its share of the cores from the server and the baselines alike. Niceness of the harness and its servers: %d.\n", m.LoadBefore, m.LoadAfter, m.Nice)
 	p("- Commit: `%s`. Go: `%s`.\n", m.Commit, m.GoVersion)
@@ -144,8 +145,8 @@ func (r *report) markdown() string {
 	p("### Targets\n\n")
 	p("| target | goal | measured | against | ratio | verdict |\n|---|---|---|---|---|---|\n")
 	bare, get := r.bare.Sustained.Throughput, r.get.Sustained.Throughput
-	p("| GET /transaction/{id}, sustained throughput | ≥ 50%% of (a) | %s (p99 %s at half of it, %s) | (a) bare net/http %s | %.2f | %s |\n",
-		perSecond(get), ms(r.getAtHalf.P99), perSecond(r.getAtHalf.Throughput), perSecond(bare), get/bare, verdict(get >= goalGetShare*bare))
+	p("| GET /transaction/{id}, sustained throughput | ≥ %.0f%% of (a) | %s (p99 %s at half of it, %s) | (a) bare net/http %s | %.2f | %s |\n",
+		100*goalGetShare, perSecond(get), ms(r.getAtHalf.P99), perSecond(r.getAtHalf.Throughput), perSecond(bare), get/bare, verdict(get >= goalGetShare*bare))
 	post := r.post.Sustained.Throughput
 	p("| POST /transaction, sustained throughput | ≥ 80%% of (b) | %s (p99 %s) | (b) QR renderer alone %s | %.2f | %s |\n",
 		perSecond(post), ms(r.post.Sustained.P99), perSecond(r.qrPerSecond), post/r.qrPerSecond, verdict(post >= goalPostShare*r.qrPerSecond))
@@ -165,9 +166,17 @@ func (r *report) markdown() string {
 	r.ledgerTargets(p)
 	r.payPageTarget(p)
 	if mg := r.mongo; mg != nil {
-		p("| MongoDB adapter (FerretDB on SQLite): POST and GET beside the raw driver | | POST %s (p99 %s), GET %s (p99 %s) | raw InsertOne %s, FindOne by _id %s | POST %s of inserts, GET %s of finds | measured |\n\n",
-			perSecond(mg.Post.Sustained.Throughput), ms(mg.Post.Sustained.P99), perSecond(mg.Get.Sustained.Throughput), ms(mg.Get.Sustained.P99),
-			perSecond(mg.Insert.PerSecond), perSecond(mg.Find.PerSecond), ratioOf(mg.Post.Sustained.Throughput, mg.Insert.PerSecond), ratioOf(mg.Get.Sustained.Throughput, mg.Find.PerSecond))
+		get, find := mg.Get.Sustained.Throughput, mg.Find.PerSecond
+		p("| GET /transaction/{id} on the MongoDB adapter (FerretDB on SQLite), sustained | ≥ %.0f%% of (c) | %s (p99 %s) | (c) raw FindOne by _id %s | %s | %s |\n",
+			100*goalMongoShare, perSecond(get), ms(mg.Get.Sustained.P99), perSecond(find), ratioOf(get, find), verdict(find > 0 && get >= goalMongoShare*find))
+		// A creation is an insert and a drawing, on the same cores: their costs add up.
+		post, ceiling := mg.Post.Sustained.Throughput, 0.0
+		if mg.Insert.PerSecond > 0 && r.qrPerSecond > 0 {
+			ceiling = 1 / (1/mg.Insert.PerSecond + 1/r.qrPerSecond)
+		}
+		p("| POST /transaction on the MongoDB adapter (FerretDB on SQLite), sustained | ≥ %.0f%% of (d) | %s (p99 %s) | (d) raw InsertOne %s and (b) %s together: %s | %s | %s |\n\n",
+			100*goalMongoShare, perSecond(post), ms(mg.Post.Sustained.P99), perSecond(mg.Insert.PerSecond), perSecond(r.qrPerSecond), perSecond(ceiling),
+			ratioOf(post, ceiling), verdict(ceiling > 0 && post >= goalMongoShare*ceiling))
 	} else {
 		p("| MongoDB adapter: POST and GET beside the raw driver | | %s | | | |\n\n", r.mongoNote)
 	}

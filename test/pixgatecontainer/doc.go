@@ -20,7 +20,7 @@
 // through its states without a bank. Everything lives in memory and dies with the container.
 //
 // pixgate answers `expires_in` of its token endpoint as the Unix time at which the token
-// expires (its interface document says so), where OAuth 2.0 clients read a lifetime in
+// expires (docs/API.md, Token endpoints), where OAuth 2.0 clients read a lifetime in
 // seconds: golang.org/x/oauth2 would believe a token lasts for decades and never renew it.
 // TokenSource reads `expires_in_sec`, the lifetime, instead. Code that configures its own
 // clientcredentials.Config against pixgate must do the same (FixExpiry).

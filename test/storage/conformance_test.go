@@ -21,6 +21,7 @@ func TestTransactions(t *testing.T) { storetest.TestTransactions(t, newStores) }
 func TestWithdrawals(t *testing.T)  { storetest.TestWithdrawals(t, newStores) }
 func TestOutbox(t *testing.T)       { storetest.TestOutbox(t, newStores) }
 func TestLedger(t *testing.T)       { storetest.TestLedger(t, newStores) }
+func TestPixLocations(t *testing.T) { storetest.TestPixLocations(t, newStores) }
 
 func TestAccounts(t *testing.T) {
 	storetest.TestAccounts(t, func(t *testing.T) ports.AccountRepository {

@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	mdb "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	pixmongo "github.com/pixgate/pixgate/adapters/mongo"
 	"github.com/pixgate/pixgate/domain"
@@ -39,9 +40,14 @@ func TestListQueriesUseIndexes(t *testing.T) {
 	db := testdb.Client(t, srv).Database(cfg.Database)
 
 	// The server must be able to explain at all; FerretDB answers with its SQL plan instead.
-	if _, ok := winningPlan(t, db, "find", pixmongo.ListFilter(ports.TransactionFilter{AccountID: account})); !ok {
+	if _, ok := winningPlan(t, db, "find", bson.D{{Key: "accountId", Value: account}}, listOrder); !ok {
 		t.Skipf("the server (%s) gives no queryPlanner.winningPlan to check; "+
 			"run with %s=mongo:7 where a registry is reachable", serverName(srv), testdb.EnvMongoImage)
+	}
+	// The profiler keeps the commands the store sends, so that the plan explained is the one of
+	// the list query the adapter really builds.
+	if err := db.RunCommand(ctx, bson.D{{Key: "profile", Value: 2}}).Err(); err != nil {
+		t.Fatalf("turning the profiler on: %v", err)
 	}
 
 	at := base.Add(10 * time.Minute)
@@ -66,12 +72,13 @@ func TestListQueriesUseIndexes(t *testing.T) {
 	} {
 		t.Run("the list by "+c.name+" scans an index", func(t *testing.T) {
 			c.f.AccountID = account
-			plan, _ := winningPlan(t, db, "find", pixmongo.ListFilter(c.f))
+			filter, sort := listCommand(t, db, store, c.f)
+			plan, _ := winningPlan(t, db, "find", filter, sort)
 			assertIndexScan(t, plan)
 		})
 	}
 	t.Run("the balance aggregation scans the (accountId, status) index", func(t *testing.T) {
-		plan, _ := winningPlan(t, db, "aggregate", bson.D{{Key: "accountId", Value: account}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{"PAID", "BLOCKED"}}}}})
+		plan, _ := winningPlan(t, db, "aggregate", bson.D{{Key: "accountId", Value: account}, {Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{"PAID", "BLOCKED"}}}}}, nil)
 		assertIndexScan(t, plan)
 		if !strings.Contains(plan.String(), pixmongo.IndexTxStatus) {
 			t.Errorf("the balance aggregation does not use %s: %s", pixmongo.IndexTxStatus, plan)
@@ -86,14 +93,40 @@ func serverName(srv *testdb.Server) string {
 	return "this server"
 }
 
-// winningPlan explains the list query (find with the list order and a page's limit) or a
+// listOrder is the order of the store's lists: newest first, ties by id.
+var listOrder = bson.D{{Key: "createdAt", Value: -1}, {Key: "_id", Value: -1}}
+
+// listCommand lists a page of transactions through the store and reads back, from the
+// database's profiler, the filter and sort of the find command the store sent for it.
+func listCommand(t *testing.T, db *mdb.Database, store *pixmongo.Store, f ports.TransactionFilter) (filter, sort bson.Raw) {
+	t.Helper()
+	ctx := ctxTimeout(t, 30*time.Second)
+	if _, err := store.Transactions().List(ctx, f, ports.Page{Number: 1, Size: 20}); err != nil {
+		t.Fatalf("listing: %v", err)
+	}
+	var entry struct {
+		Command struct {
+			Filter bson.Raw `bson:"filter"`
+			Sort   bson.Raw `bson:"sort"`
+		} `bson:"command"`
+	}
+	err := db.Collection("system.profile").FindOne(ctx,
+		bson.D{{Key: "ns", Value: db.Name() + ".transactions"}, {Key: "command.find", Value: "transactions"}},
+		options.FindOne().SetSort(bson.D{{Key: "ts", Value: -1}})).Decode(&entry)
+	if err != nil {
+		t.Fatalf("reading the list's command from the profiler: %v", err)
+	}
+	return entry.Command.Filter, entry.Command.Sort
+}
+
+// winningPlan explains the list query (find with filter, sort and a page's limit) or a
 // balance-like aggregation ($match filter, $group by status) on transactions.
-func winningPlan(t *testing.T, db *mdb.Database, kind string, filter bson.D) (bson.Raw, bool) {
+func winningPlan(t *testing.T, db *mdb.Database, kind string, filter, sort any) (bson.Raw, bool) {
 	t.Helper()
 	var cmd bson.D
 	if kind == "find" {
 		cmd = bson.D{{Key: "find", Value: "transactions"}, {Key: "filter", Value: filter},
-			{Key: "sort", Value: pixmongo.ListOrder()}, {Key: "limit", Value: 20}}
+			{Key: "sort", Value: sort}, {Key: "limit", Value: 20}}
 	} else {
 		cmd = bson.D{{Key: "aggregate", Value: "transactions"}, {Key: "pipeline", Value: bson.A{
 			bson.D{{Key: "$match", Value: filter}},
@@ -209,6 +242,11 @@ func TestLedgerQueriesUseIndexes(t *testing.T) {
 	if _, ok := explain(bson.D{{Key: "accountId", Value: account}}, bson.D{{Key: "seq", Value: -1}}); !ok {
 		t.Skipf("the server (%s) gives no queryPlanner.winningPlan to check; "+
 			"run with %s=mongo:7 where a registry is reachable", serverName(srv), testdb.EnvMongoImage)
+	}
+	// The profiler keeps the commands the store sends, so that the plan explained is the one of
+	// the list query the adapter really builds.
+	if err := db.RunCommand(ctx, bson.D{{Key: "profile", Value: 2}}).Err(); err != nil {
+		t.Fatalf("turning the profiler on: %v", err)
 	}
 	from, to := base.Add(5*time.Minute), base.Add(10*time.Minute)
 	for _, c := range []struct {

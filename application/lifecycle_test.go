@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -23,10 +24,11 @@ var (
 	lcRefundE2E  = regexp.MustCompile(`^D99999999\d{12}[A-Za-z0-9]{11}$`)
 )
 
-// lcWorld wires the lifecycle use cases to the lc fakes: one merchant, a clock the test moves.
+// lcWorld wires the lifecycle use cases, with the sandbox's steering, to the package's fakes:
+// one merchant, a clock the test moves.
 type lcWorld struct {
-	clock    *lcClock
-	repo     *lcRepo
+	clock    *fakeClock
+	repo     *fakeTransactions
 	emitter  *lcEmitter
 	merchant domain.Principal
 	fee      domain.FeePolicy
@@ -38,36 +40,33 @@ type lcWorld struct {
 	create *application.CreateTransaction
 	refund *application.RefundTransaction
 	expire *application.ExpireTransactions
-	pay    *application.PaySandboxTransaction
-	open   *application.OpenSandboxDispute
-	accept *application.AcceptSandboxDispute
-	reject *application.RejectSandboxDispute
-	fail   *application.FailSandboxRefund
-	settle *application.SettleSandbox
+	pay    *application.Transition[*domain.Transaction, *domain.AccountHolder]
+	open   *application.TransactionStep
+	accept *application.TransactionStep
+	reject *application.TransactionStep
+	fail   *application.TransactionStep
+	settle *sandbox.SettleTransactions
 }
 
 func newLcWorld(t testing.TB) *lcWorld {
 	t.Helper()
-	receiver, err := application.SandboxReceiver("pagamentos@pixgate.example", "Loja Exemplo")
+	receiver, err := sandbox.ReceivingAccount("pagamentos@pixgate.example", "Loja Exemplo")
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := &lcWorld{
-		clock: newLcClock(lcStart), repo: newLcRepo(), emitter: &lcEmitter{},
+		clock: newFakeClock(lcStart), repo: newFakeTransactions(), emitter: &lcEmitter{},
 		merchant: domain.Principal{AccountID: "acct-lc-1", Scopes: domain.AllScopes()},
 		fee:      domain.FeePolicy{FixedCents: 10, BasisPoints: 99},
 		receiver: receiver,
 		ledger:   newLcLedger(), devolver: &lcAcquirer{},
 	}
-	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &lcIDs{}, &lcTokens{}, w.clock)
-	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &lcIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
+	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &fakeIDs{}, &lcTokens{}, w.clock)
+	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &fakeIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
 	w.expire = application.NewExpireTransactions(w.repo, w.clock)
-	w.pay = application.NewPaySandboxTransaction(w.repo, w.clock, w.fee, receiver)
-	w.open = application.NewOpenSandboxDispute(w.repo, w.clock)
-	w.accept = application.NewAcceptSandboxDispute(w.repo, w.clock)
-	w.reject = application.NewRejectSandboxDispute(w.repo, w.clock)
-	w.fail = application.NewFailSandboxRefund(w.repo, w.clock)
-	w.settle = application.NewSettleSandbox(w.repo, w.clock, "SANDBOX", lcSettle)
+	steer := sandbox.NewTransactionSteering(w.repo, w.clock, w.fee, receiver)
+	w.pay, w.open, w.accept, w.reject, w.fail = steer.PayTransaction, steer.OpenDispute, steer.AcceptDispute, steer.RejectDispute, steer.FailRefund
+	w.settle = sandbox.NewSettleTransactions(w.repo, w.clock, "SANDBOX", lcSettle)
 	return w
 }
 
@@ -106,19 +105,19 @@ var (
 		return err
 	}
 	lcOpen = func(w *lcWorld, id string) error {
-		_, err := w.open.Execute(context.Background(), w.merchant, id)
+		_, err := w.open.Execute(context.Background(), w.merchant, id, application.NoInput{})
 		return err
 	}
 	lcAccept = func(w *lcWorld, id string) error {
-		_, err := w.accept.Execute(context.Background(), w.merchant, id)
+		_, err := w.accept.Execute(context.Background(), w.merchant, id, application.NoInput{})
 		return err
 	}
 	lcReject = func(w *lcWorld, id string) error {
-		_, err := w.reject.Execute(context.Background(), w.merchant, id)
+		_, err := w.reject.Execute(context.Background(), w.merchant, id, application.NoInput{})
 		return err
 	}
 	lcFailRefund = func(w *lcWorld, id string) error {
-		_, err := w.fail.Execute(context.Background(), w.merchant, id)
+		_, err := w.fail.Execute(context.Background(), w.merchant, id, application.NoInput{})
 		return err
 	}
 	lcSettleNow = func(w *lcWorld, _ string) error {
@@ -306,7 +305,7 @@ func TestSandboxPaymentRecordsEverythingTheContractLists(t *testing.T) {
 		if !lcPaymentE2E.MatchString(tx.EndToEnd()) || tx.EndToEnd()[9:21] != lcStart.Format("200601021504") {
 			t.Errorf("endToEnd %q is not in Banco Central's format", tx.EndToEnd())
 		}
-		if p := tx.Payer(); p == nil || *p != application.SandboxPayer() {
+		if p := tx.Payer(); p == nil || *p != sandbox.Payer() {
 			t.Errorf("payer = %+v", p)
 		}
 		if r := tx.Receiver(); r == nil || *r != w.receiver {
@@ -414,7 +413,7 @@ func TestSandboxStepsReachOnlyTheCallersAccount(t *testing.T) {
 	if _, err := w.pay.Execute(context.Background(), stranger, id, nil); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("another account paying: %v", err)
 	}
-	if _, err := w.open.Execute(context.Background(), stranger, id); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := w.open.Execute(context.Background(), stranger, id, application.NoInput{}); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("another account opening a dispute: %v", err)
 	}
 	if got := w.repo.stored(id).Status(); got != domain.TxPixQRCodeGenerated {
@@ -445,7 +444,7 @@ func TestSettleSandbox(t *testing.T) {
 	})
 	t.Run("a delay of zero settles at once", func(t *testing.T) {
 		w := newLcWorld(t)
-		w.settle = application.NewSettleSandbox(w.repo, w.clock, "SANDBOX", 0)
+		w.settle = sandbox.NewSettleTransactions(w.repo, w.clock, "SANDBOX", 0)
 		id := w.reach(t, domain.TxProcessingRefund)
 		if n, err := w.settle.RunOnce(ctx); n != 1 || err != nil || w.repo.stored(id).Status() != domain.TxRefunded {
 			t.Fatalf("moved %d, %v", n, err)
@@ -453,7 +452,7 @@ func TestSettleSandbox(t *testing.T) {
 	})
 	t.Run("another acquirer's refunds are left alone", func(t *testing.T) {
 		w := newLcWorld(t)
-		w.settle = application.NewSettleSandbox(w.repo, w.clock, "REAL-BANK", 0)
+		w.settle = sandbox.NewSettleTransactions(w.repo, w.clock, "REAL-BANK", 0)
 		id := w.reach(t, domain.TxProcessingRefund)
 		if n, err := w.settle.RunOnce(ctx); n != 0 || err != nil || w.repo.stored(id).Status() != domain.TxProcessingRefund {
 			t.Fatalf("moved %d, %v", n, err)
@@ -519,7 +518,7 @@ func TestSettleSandbox(t *testing.T) {
 		total := 0
 		for range 16 {
 			wg.Go(func() {
-				n, err := application.NewSettleSandbox(w.repo, w.clock, "SANDBOX", lcSettle).RunOnce(ctx)
+				n, err := sandbox.NewSettleTransactions(w.repo, w.clock, "SANDBOX", lcSettle).RunOnce(ctx)
 				if err != nil {
 					t.Error(err)
 				}
@@ -567,22 +566,22 @@ func TestParsePixKeyFindsTheKeyType(t *testing.T) {
 		})
 	}
 	t.Run("a string of no key type is refused", func(t *testing.T) {
-		if _, err := application.SandboxReceiver("not a key", "Loja"); !errors.Is(err, domain.ErrUnknownPixKeyType) {
+		if _, err := sandbox.ReceivingAccount("not a key", "Loja"); !errors.Is(err, domain.ErrUnknownPixKeyType) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 }
 
 func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
-	repo, clock := newLcRepo(), newLcClock(lcStart)
+	repo, clock := newFakeTransactions(), newFakeClock(lcStart)
 	for name, build := range map[string]func(){
-		"pay without a repository":         func() { application.NewPaySandboxTransaction(nil, clock, domain.FeePolicy{}, domain.AccountHolder{}) },
-		"med/open without a clock":         func() { application.NewOpenSandboxDispute(repo, nil) },
-		"med/accept without a repository":  func() { application.NewAcceptSandboxDispute(nil, clock) },
-		"med/reject without a clock":       func() { application.NewRejectSandboxDispute(repo, nil) },
-		"refund/fail without a repository": func() { application.NewFailSandboxRefund(nil, clock) },
-		"settle without a clock":           func() { application.NewSettleSandbox(repo, nil, "SANDBOX", 0) },
-		"settle without an acquirer":       func() { application.NewSettleSandbox(repo, clock, "", 0) },
+		"steering without a repository": func() { sandbox.NewTransactionSteering(nil, clock, domain.FeePolicy{}, domain.AccountHolder{}) },
+		"steering without a clock":      func() { sandbox.NewTransactionSteering(repo, nil, domain.FeePolicy{}, domain.AccountHolder{}) },
+		"a transition without a move": func() {
+			application.NewTransition[*domain.Transaction, application.NoInput]("none", repo, clock, nil)
+		},
+		"settle without a clock":     func() { sandbox.NewSettleTransactions(repo, nil, "SANDBOX", 0) },
+		"settle without an acquirer": func() { sandbox.NewSettleTransactions(repo, clock, "", 0) },
 		"notifications without a decoder": func() {
 			application.NewApplyPixNotifications(repo, newLcLedger(), &lcAcquirer{}, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},

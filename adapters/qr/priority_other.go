@@ -1,0 +1,7 @@
+//go:build !linux
+
+package qr
+
+// lowerThreadPriority does nothing where the system offers no per-thread priority that an
+// unprivileged process may lower.
+func lowerThreadPriority() {}

@@ -1,0 +1,669 @@
+package application_test
+
+// The hand-written fakes of the ports the use cases of this package need, one of each port,
+// shared by every test: a clock the test moves, the account, transaction and withdrawal
+// stores, the ledger, the outbox, the emitter and the acquirer. Each keeps what it stores in
+// memory, copies records in and out as a database would, and can be told to fail.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// fakeClock is a clock that moves only when the test advances it.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock(at time.Time) *fakeClock { return &fakeClock{now: at} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// fakeIDs makes readable UUIDs, counting from 1.
+type fakeIDs struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (g *fakeIDs) NewID() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n++
+	return fmt.Sprintf("00000000-0000-4000-8000-%012d", g.n)
+}
+
+// fakeAccounts is an in-memory ports.AccountRepository that can be told to fail and counts calls.
+type fakeAccounts struct {
+	mu          sync.Mutex
+	accounts    map[string]*domain.Account
+	credentials map[string]domain.Credential
+	calls       map[string]int
+	fail        error // returned by every call when set
+	// beforeCreateCredential runs before CreateCredential stores, to stage races.
+	beforeCreateCredential func(domain.Credential)
+}
+
+var _ ports.AccountRepository = (*fakeAccounts)(nil)
+
+func newFakeAccounts() *fakeAccounts {
+	return &fakeAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}, calls: map[string]int{}}
+}
+
+func (r *fakeAccounts) enter(name string) error {
+	r.calls[name]++
+	return r.fail
+}
+
+func (r *fakeAccounts) Calls(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[name]
+}
+
+func (r *fakeAccounts) ResetCalls() {
+	r.mu.Lock()
+	r.calls = map[string]int{}
+	r.mu.Unlock()
+}
+
+func (r *fakeAccounts) SetFail(err error) {
+	r.mu.Lock()
+	r.fail = err
+	r.mu.Unlock()
+}
+
+func authCopyAccount(a *domain.Account) *domain.Account {
+	return domain.UnmarshalAccountFromDatabase(a.Record())
+}
+
+func authCopyCredential(c domain.Credential) domain.Credential {
+	c.SecretHash = bytes.Clone(c.SecretHash)
+	if c.RevokedAt != nil {
+		t := *c.RevokedAt
+		c.RevokedAt = &t
+	}
+	if c.LastUsedAt != nil {
+		t := *c.LastUsedAt
+		c.LastUsedAt = &t
+	}
+	return c
+}
+
+func (r *fakeAccounts) CreateAccount(_ context.Context, a *domain.Account) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("CreateAccount"); err != nil {
+		return err
+	}
+	if _, ok := r.accounts[a.ID()]; ok {
+		return ports.ErrDuplicate
+	}
+	r.accounts[a.ID()] = authCopyAccount(a)
+	return nil
+}
+
+func (r *fakeAccounts) GetAccount(_ context.Context, id string) (*domain.Account, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("GetAccount"); err != nil {
+		return nil, err
+	}
+	a, ok := r.accounts[id]
+	if !ok {
+		return nil, domain.ErrNotFound
+	}
+	return authCopyAccount(a), nil
+}
+
+func (r *fakeAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("ListAccounts"); err != nil {
+		return nil, err
+	}
+	out := []*domain.Account{}
+	for _, a := range r.accounts {
+		out = append(out, authCopyAccount(a))
+	}
+	slices.SortFunc(out, func(a, b *domain.Account) int {
+		if c := a.CreatedAt().Compare(b.CreatedAt()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID(), b.ID())
+	})
+	return out, nil
+}
+
+func (r *fakeAccounts) UpdateAccount(_ context.Context, id string, fn func(*domain.Account) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("UpdateAccount"); err != nil {
+		return err
+	}
+	a, ok := r.accounts[id]
+	if !ok {
+		return domain.ErrNotFound
+	}
+	work := authCopyAccount(a)
+	if err := fn(work); err != nil {
+		return err
+	}
+	rec := work.Record()
+	rec.Version++
+	r.accounts[id] = domain.UnmarshalAccountFromDatabase(rec)
+	return nil
+}
+
+func (r *fakeAccounts) CreateCredential(_ context.Context, c domain.Credential) error {
+	if hook := r.beforeCreateCredential; hook != nil {
+		hook(c)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("CreateCredential"); err != nil {
+		return err
+	}
+	if _, ok := r.accounts[c.AccountID]; !ok {
+		return domain.ErrNotFound
+	}
+	if _, ok := r.credentials[c.ClientID]; ok {
+		return ports.ErrDuplicate
+	}
+	active := 0
+	for _, other := range r.credentials {
+		if other.AccountID == c.AccountID && !other.Revoked() {
+			active++
+		}
+	}
+	if active >= domain.MaxActiveCredentials && !c.Revoked() {
+		return domain.ErrCredentialLimit
+	}
+	r.credentials[c.ClientID] = authCopyCredential(c)
+	return nil
+}
+
+func (r *fakeAccounts) RecordCredentialUse(_ context.Context, clientID string, at time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("RecordCredentialUse"); err != nil {
+		return err
+	}
+	c, ok := r.credentials[clientID]
+	if !ok {
+		return domain.ErrNotFound
+	}
+	if c.LastUsedAt == nil || c.LastUsedAt.Before(at) {
+		at = at.UTC()
+		c.LastUsedAt = &at
+		r.credentials[clientID] = c
+	}
+	return nil
+}
+
+func (r *fakeAccounts) GetCredential(_ context.Context, clientID string) (domain.Credential, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("GetCredential"); err != nil {
+		return domain.Credential{}, err
+	}
+	c, ok := r.credentials[clientID]
+	if !ok {
+		return domain.Credential{}, domain.ErrNotFound
+	}
+	return authCopyCredential(c), nil
+}
+
+func (r *fakeAccounts) ListCredentials(_ context.Context, accountID string) ([]domain.Credential, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("ListCredentials"); err != nil {
+		return nil, err
+	}
+	out := []domain.Credential{}
+	for _, c := range r.credentials {
+		if c.AccountID == accountID {
+			out = append(out, authCopyCredential(c))
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Credential) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ClientID, b.ClientID)
+	})
+	return out, nil
+}
+
+func (r *fakeAccounts) RevokeCredential(_ context.Context, accountID, clientID string, at time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter("RevokeCredential"); err != nil {
+		return err
+	}
+	c, ok := r.credentials[clientID]
+	if !ok || c.AccountID != accountID {
+		return domain.ErrNotFound
+	}
+	if c.RevokedAt == nil {
+		at = at.UTC()
+		c.RevokedAt = &at
+		r.credentials[clientID] = c
+	}
+	return nil
+}
+
+// authIssuer is a ports.TokenIssuer whose tokens are readable strings.
+type authIssuer struct {
+	clock  ports.Clock
+	mu     sync.Mutex
+	issued []domain.Principal
+}
+
+func (i *authIssuer) Issue(_ context.Context, p domain.Principal, lifetime time.Duration) (ports.IssuedToken, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.issued = append(i.issued, p)
+	now := i.clock.Now().Truncate(time.Second)
+	return ports.IssuedToken{Token: fmt.Sprintf("token-%d-%s", len(i.issued), p.ClientID), IssuedAt: now, ExpiresAt: now.Add(lifetime)}, nil
+}
+
+func (i *authIssuer) Issued() []domain.Principal {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return slices.Clone(i.issued)
+}
+
+// authVerifier is a ports.TokenVerifier that knows the tokens it was told about.
+type authVerifier struct {
+	tokens map[string]ports.TokenClaims
+}
+
+func (v *authVerifier) Verify(_ context.Context, raw string) (ports.TokenClaims, error) {
+	c, ok := v.tokens[raw]
+	if !ok {
+		return ports.TokenClaims{}, fmt.Errorf("%w: unknown test token", ports.ErrInvalidToken)
+	}
+	return c, nil
+}
+
+// authExchanger is a ports.CredentialExchanger answering from a table.
+type authExchanger struct {
+	secrets map[string]string // client id -> secret
+	scopes  []domain.Scope
+	down    bool
+	clock   ports.Clock
+	asked   []domain.Scope // the scopes of the last exchange
+}
+
+func (e *authExchanger) Exchange(_ context.Context, clientID, secret string, scopes []domain.Scope) (ports.UpstreamToken, error) {
+	e.asked = scopes
+	if e.down {
+		return ports.UpstreamToken{}, fmt.Errorf("%w: connection refused", ports.ErrUpstreamUnavailable)
+	}
+	if s, ok := e.secrets[clientID]; !ok || s != secret {
+		return ports.UpstreamToken{}, ports.ErrInvalidCredentials
+	}
+	return ports.UpstreamToken{AccessToken: "upstream-" + clientID, Lifetime: 5 * time.Minute, ExpiresAt: e.clock.Now().Add(5 * time.Minute), Scopes: e.scopes}, nil
+}
+
+// lcTokens makes distinct payment page tokens, as readable as fakeIDs' ids.
+type lcTokens struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (g *lcTokens) NewCapability() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n++
+	return fmt.Sprintf("lc-payment-token-%012d", g.n)
+}
+
+// lcEmitter writes a fake BR Code, or fails with err when set.
+type lcEmitter struct{ err error }
+
+func (e *lcEmitter) Acquirer() string { return "SANDBOX" }
+
+func (e *lcEmitter) Emit(_ context.Context, c domain.PixCharge) (domain.PixCode, error) {
+	if e.err != nil {
+		return domain.PixCode{}, e.err
+	}
+	return domain.PixCode{URI: "000201-fake-code-of-" + c.TransactionID}, nil
+}
+
+type lcRenderer struct{}
+
+func (lcRenderer) RenderPNG(_ context.Context, content string) ([]byte, error) {
+	return []byte("\x89PNG" + content), nil
+}
+
+// lcTxIDs maps txids to transaction ids: the txid of a transaction is "tx" followed by its id
+// without dashes, as far as this fake knows.
+type lcTxIDs struct{}
+
+func lcTxID(id string) string {
+	out := []byte("tx")
+	for i := 0; i < len(id); i++ {
+		if id[i] != '-' {
+			out = append(out, id[i])
+		}
+	}
+	return string(out)
+}
+
+func (lcTxIDs) TransactionID(txid string) (string, error) {
+	if len(txid) != 34 || txid[:2] != "tx" {
+		return "", fmt.Errorf("txid %q: %w", txid, domain.ErrNotFound)
+	}
+	h := txid[2:]
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
+}
+
+// fakeTransactions is an in-memory ports.TransactionRepository with the optimistic concurrency of a
+// real store: Update applies fn outside the lock on the version it read and writes only when
+// the stored version is still that one, otherwise it reloads and applies fn again. Races in the
+// tests therefore go through the same retries as on MongoDB.
+type fakeTransactions struct {
+	mu      sync.Mutex
+	records map[string]domain.TransactionRecord
+	events  []domain.Event
+	// failUpdate, when it returns an error for an id, makes Update of that id fail with it.
+	failUpdate func(id string) error
+	// afterList runs after ListByStatus answered, to stage a change that makes the list stale.
+	afterList func()
+	conflicts int // version conflicts seen, for the tests that want races to have happened
+}
+
+var _ ports.TransactionRepository = (*fakeTransactions)(nil)
+
+func newFakeTransactions() *fakeTransactions {
+	return &fakeTransactions{records: map[string]domain.TransactionRecord{}}
+}
+
+func (r *fakeTransactions) out(rec domain.TransactionRecord) *domain.Transaction {
+	rec.History = slices.Clone(rec.History)
+	return domain.UnmarshalTransactionFromDatabase(rec)
+}
+
+func (r *fakeTransactions) Create(_ context.Context, t *domain.Transaction) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.records[t.ID()]; ok {
+		return ports.ErrDuplicate
+	}
+	for _, rec := range r.records {
+		if k := t.Idempotency().Key; k != "" && rec.AccountID == t.AccountID() && rec.Idempotency.Key == k {
+			return ports.ErrDuplicate
+		}
+		if rec.PaymentToken == t.PaymentToken() {
+			return ports.ErrDuplicate
+		}
+	}
+	rec := t.Record()
+	rec.Version = 1
+	r.records[t.ID()] = rec
+	r.events = append(r.events, t.Events()...)
+	t.MarkStored(1)
+	return nil
+}
+
+func (r *fakeTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.records[id]
+	if !ok || rec.AccountID != accountID {
+		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+	}
+	return r.out(rec), nil
+}
+
+func (r *fakeTransactions) GetByIdempotencyKey(_ context.Context, accountID, key string) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.AccountID == accountID && rec.Idempotency.Key == key {
+			return r.out(rec), nil
+		}
+	}
+	return nil, domain.ErrNotFound
+}
+
+func (r *fakeTransactions) FindByPixLocation(_ context.Context, id string) (*domain.Transaction, error) {
+	return r.findPix(func(l domain.PixLocation) bool { return l.ID == id })
+}
+
+func (r *fakeTransactions) FindByCobTxID(_ context.Context, txid string) (*domain.Transaction, error) {
+	return r.findPix(func(l domain.PixLocation) bool { return l.CobTxID == txid })
+}
+
+func (r *fakeTransactions) findPix(match func(domain.PixLocation) bool) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.Pix != nil && rec.Pix.Location.Dynamic() && match(rec.Pix.Location) {
+			return r.out(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("pix location: %w", domain.ErrNotFound)
+}
+
+func (r *fakeTransactions) Find(_ context.Context, id string) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.records[id]
+	if !ok {
+		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+	}
+	return r.out(rec), nil
+}
+
+func (r *fakeTransactions) FindByPaymentToken(_ context.Context, token string) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if token != "" && rec.PaymentToken == token {
+			return r.out(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("payment token: %w", domain.ErrNotFound)
+}
+
+func (r *fakeTransactions) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
+	return ports.TransactionPage{}, errors.New("fakeTransactions: List is not used by the lifecycle tests")
+}
+
+func (r *fakeTransactions) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
+	for range 100 {
+		r.mu.Lock()
+		rec, ok := r.records[id]
+		fail := r.failUpdate
+		r.mu.Unlock()
+		if !ok || rec.AccountID != accountID {
+			return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+		}
+		if fail != nil {
+			if err := fail(id); err != nil {
+				return nil, err
+			}
+		}
+		working := r.out(rec)
+		if err := fn(working); err != nil {
+			return nil, err
+		}
+		runtime.Gosched() // let concurrent writers interleave between the read and the write
+		r.mu.Lock()
+		if r.records[id].Version != rec.Version {
+			r.conflicts++
+			r.mu.Unlock()
+			continue
+		}
+		next := working.Record()
+		next.Version = rec.Version + 1
+		r.records[id] = next
+		r.events = append(r.events, working.Events()...)
+		r.mu.Unlock()
+		working.MarkStored(next.Version)
+		return working, nil
+	}
+	return nil, ports.ErrVersionConflict
+}
+
+func (r *fakeTransactions) ListExpired(_ context.Context, now time.Time, limit int) ([]*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Transaction
+	for _, rec := range r.records {
+		if t := r.out(rec); t.Expired(now) {
+			out = append(out, t)
+		}
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+func (r *fakeTransactions) ListByStatus(_ context.Context, status domain.TransactionStatus, until time.Time, limit int) ([]*domain.Transaction, error) {
+	r.mu.Lock()
+	var out []*domain.Transaction
+	for _, rec := range r.records {
+		if t := r.out(rec); t.Status() == status && !t.UpdatedAt().After(until) {
+			out = append(out, t)
+		}
+	}
+	after := r.afterList
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b *domain.Transaction) int {
+		return cmp.Or(a.UpdatedAt().Compare(b.UpdatedAt()), cmp.Compare(a.ID(), b.ID()))
+	})
+	if after != nil {
+		after()
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+// stored returns the stored transaction whatever its account.
+func (r *fakeTransactions) stored(id string) *domain.Transaction {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out(r.records[id])
+}
+
+// eventTypes lists the types of the events stored for id, oldest first.
+func (r *fakeTransactions) eventTypes(id string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if e.ResourceID == id {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// lcLedger is the ledger's payment registry and the service's own postings, in memory; the
+// merchants' entries are the store's business, which these use-case tests leave to the
+// conformance suite.
+type lcLedger struct {
+	ports.Ledger // the methods these tests never reach
+	mu           sync.Mutex
+	claims       map[string]ports.PaymentClaim
+	posted       []domain.Posting
+}
+
+func newLcLedger() *lcLedger { return &lcLedger{claims: map[string]ports.PaymentClaim{}} }
+
+func (l *lcLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if prior, ok := l.claims[c.EndToEndID]; ok {
+		return prior, nil
+	}
+	l.claims[c.EndToEndID] = c
+	return c, nil
+}
+
+func (l *lcLedger) MarkLate(_ context.Context, e2e string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.claims[e2e]
+	if !ok {
+		return domain.ErrNotFound
+	}
+	c.Late = true
+	l.claims[e2e] = c
+	return nil
+}
+
+func (l *lcLedger) Post(_ context.Context, postings ...domain.Posting) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range postings {
+		if !slices.ContainsFunc(l.posted, func(q domain.Posting) bool { return q.ID == p.ID }) {
+			l.posted = append(l.posted, p)
+		}
+	}
+	return nil
+}
+
+func (l *lcLedger) Scan(_ context.Context, account string, fn func(domain.Entry) error) error {
+	l.mu.Lock()
+	posted := slices.Clone(l.posted)
+	l.mu.Unlock()
+	for i, p := range posted {
+		if p.AccountID == account {
+			if err := fn(domain.Entry{Posting: p, Seq: int64(i + 1)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (l *lcLedger) postingTypes() []domain.MovementType {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []domain.MovementType
+	for _, p := range l.posted {
+		out = append(out, p.Type)
+	}
+	return out
+}
+
+// lcAcquirer records the devolutions asked for and answers with answer (in progress by
+// default).
+type lcAcquirer struct {
+	mu     sync.Mutex
+	asked  []ports.Devolution
+	answer ports.DevolutionResult
+	err    error
+}
+
+func (a *lcAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, d)
+	if a.answer.Status == "" {
+		return ports.DevolutionResult{Status: ports.DevolutionInProgress}, a.err
+	}
+	return a.answer, a.err
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the repository's top directory, seen from this package.
+const repoRoot = "../.."
+
+// repoFiles lists the repository's files (both Go modules): the ones git tracks or would add,
+// or, without git, every file outside hidden directories.
+func repoFiles(t *testing.T) []string {
+	t.Helper()
+	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = repoRoot
+	if out, err := cmd.Output(); err == nil {
+		var files []string
+		for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+			if f != "" {
+				files = append(files, f)
+			}
+		}
+		return files
+	}
+	var files []string
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != repoRoot && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(repoRoot, path)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walking the repository: %v", err)
+	}
+	return files
+}
+
+// textFiles reads every text file of the repository (binary files and go.sum are left out).
+func textFiles(t *testing.T) map[string]string {
+	t.Helper()
+	texts := map[string]string{}
+	for _, f := range repoFiles(t) {
+		if filepath.Base(f) == "go.sum" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			if os.IsNotExist(err) { // deleted in the work tree, not yet in the index
+				continue
+			}
+			t.Fatalf("%s: %v", f, err)
+		}
+		if bytes.IndexByte(b, 0) >= 0 {
+			continue
+		}
+		texts[filepath.ToSlash(f)] = string(b)
+	}
+	if len(texts) < 50 {
+		t.Fatalf("only %d text files found; the check saw too little", len(texts))
+	}
+	return texts
+}
+
+// TestRepositoryCitesOnlyItsOwnDocuments keeps the repository self-contained: a person who
+// clones it has no documents beside it, so nothing may send them to one. The product's
+// behaviour is stated in docs/API.md; citations name one of its headings.
+func TestRepositoryCitesOnlyItsOwnDocuments(t *testing.T) {
+	// Spelled in pieces so that this file does not cite them itself.
+	outside := []string{"../" + "shared", "CONTRACT" + ".md", "interface" + ".md"}
+	texts := textFiles(t)
+	for f, text := range texts {
+		for _, o := range outside {
+			if strings.Contains(strings.ToLower(text), strings.ToLower(o)) {
+				t.Errorf("%s mentions %s, a file outside the repository; cite docs/API.md instead", f, o)
+			}
+		}
+	}
+}
+
+// TestDocsAPICitationsNameExistingHeadings fails when a citation of docs/API.md (its name, a
+// comma, then a section heading) names a heading that docs/API.md does not have (a renamed section leaves its citations dangling).
+func TestDocsAPICitationsNameExistingHeadings(t *testing.T) {
+	texts := textFiles(t)
+	api, ok := texts["docs/API.md"]
+	if !ok {
+		t.Fatal("docs/API.md is missing")
+	}
+	var headings []string
+	for _, line := range strings.Split(api, "\n") {
+		if h, ok := strings.CutPrefix(line, "#"); ok {
+			headings = append(headings, strings.TrimSpace(strings.TrimLeft(h, "#")))
+		}
+	}
+	if len(headings) < 20 {
+		t.Fatalf("docs/API.md has only %d headings", len(headings))
+	}
+	// A citation may wrap over two lines of a comment or a paragraph.
+	wrap := regexp.MustCompile(`[ \t]*\r?\n[ \t]*(//|#)?[ \t]*`)
+	const marker = "docs/API.md" + ", " // in two pieces, not to be a citation itself
+	citations := 0
+	for f, text := range texts {
+		flat := wrap.ReplaceAllString(text, " ")
+		for rest := flat; ; {
+			i := strings.Index(rest, marker)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(marker):]
+			citations++
+			found := false
+			for _, h := range headings {
+				if strings.HasPrefix(rest, h) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				cited := rest[:min(len(rest), 40)]
+				t.Errorf("%s cites %q as a section of docs/API.md: it has no such heading", f, cited)
+			}
+		}
+	}
+	if citations < 20 {
+		t.Fatalf("only %d citations of docs/API.md found; the check saw too little", citations)
+	}
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+const usage = `pixgate is a PIX payment gateway (its HTTP API: docs/API.md).
+
+usage:
+  pixgate [serve]                                   run the API
+  pixgate clients create --name NAME [--scopes a,b] create an account in a lasting store (PIXGATE_STORE=mongo);
+                                                    prints its client id and secret once
+  pixgate clients list                              list accounts
+  pixgate clients disable ACCOUNT_ID                disable an account: its tokens stop working
+                                                    (on running servers within PIXGATE_AUTH_CACHE_TTL)
+  pixgate ledger verify [--account ID]              audit the ledger (every ledger, or one account's);
+                                                    prints each disagreement and fails on any
+  pixgate help [settings]                           this text, or every setting with its default
+
+Every command reads its configuration from PIXGATE_* environment variables:
+"pixgate help settings" lists them with their defaults, and the README's Configuration table
+explains them.
+`
+
+// help answers a request for help: "help", "-h" or "--help" as the command, "help settings",
+// or -h/--help among a command's arguments. ok is false when the command line asks for
+// something else.
+func help(cmd string, args []string) (text string, ok bool) {
+	asks := func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+	switch {
+	case cmd == "help" && len(args) == 1 && args[0] == "settings":
+		return settingsHelp(), true
+	case cmd == "help" || asks(cmd):
+		return usage, true
+	case (cmd == "clients" || cmd == "ledger") && len(args) > 0 && args[0] == "help":
+		return usage, true
+	case slices.ContainsFunc(args, asks):
+		return usage, true
+	}
+	return "", false
+}
+
+// settingsHelp lists every setting of config.go with its default and what it does.
+func settingsHelp() string {
+	var b strings.Builder
+	b.WriteString("pixgate settings (environment variables; a bad value stops the start naming the variable):\n\n")
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tDEFAULT\tWHAT IT DOES")
+	for _, s := range settings() {
+		def := s.def
+		if def == "" {
+			def = "(empty)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.name, def, s.doc)
+	}
+	_ = tw.Flush() // a strings.Builder does not fail
+	return b.String()
+}
+
+// lookupEnv reads environ ("NAME=value" entries, as os.Environ returns them) the way
+// os.Getenv reads the process's: the first entry of a name wins.
+func lookupEnv(environ []string) func(string) string {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if _, seen := vars[name]; !seen {
+			vars[name] = value
+		}
+	}
+	return func(name string) string { return vars[name] }
+}
+
+// unknownSettings warns about PIXGATE_* variables that pixgate does not read: a misspelt
+// PIXGATE_ADRR would otherwise leave the address at its default without a word. Each warning
+// names the variable (never its value) and, when one is close, the setting it probably meant.
+func unknownSettings(environ []string) []string {
+	known := settings()
+	var warnings []string
+	seen := map[string]bool{}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		// PIXGATE_TEST_* belong to the test suites (README, Tests), not to the program.
+		if !strings.HasPrefix(name, "PIXGATE_") || strings.HasPrefix(name, "PIXGATE_TEST_") || seen[name] {
+			continue
+		}
+		seen[name] = true
+		if slices.ContainsFunc(known, func(s setting) bool { return s.name == name }) {
+			continue
+		}
+		w := fmt.Sprintf("%s is not a pixgate setting and is ignored", name)
+		if best := closestSetting(name, known); best != "" {
+			w += fmt.Sprintf("; did you mean %s?", best)
+		}
+		warnings = append(warnings, w+` ("pixgate help settings" lists them)`)
+	}
+	slices.Sort(warnings)
+	return warnings
+}
+
+// closestSetting is the known setting nearest to name, when it is near enough to be a typo
+// (at most two edits, transpositions included, and fewer than a third of the name's own
+// letters); "" otherwise.
+func closestSetting(name string, known []setting) string {
+	best, bestDist := "", 3
+	suffix := strings.TrimPrefix(name, "PIXGATE_")
+	for _, s := range known {
+		d := editDistance(suffix, strings.TrimPrefix(s.name, "PIXGATE_"))
+		if d < bestDist && d*3 < len(suffix) {
+			best, bestDist = s.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b: insertions,
+// deletions, substitutions and transpositions of neighbours each cost one.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
