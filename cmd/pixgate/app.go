@@ -157,22 +157,9 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	// authentication cache at once; other instances' changes within the TTL.
 	a.authCache = application.NewAuthCache(cfg.AuthCacheTTL, a.clock, 0)
 	a.stores.accounts = a.authCache.Invalidating(a.stores.accounts)
-	if a.hasher, err = secretHasher(cfg, log); err != nil {
+	if err := a.buildSigners(cfg, log); err != nil {
 		return nil, err
 	}
-	key, err := signingKey(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	jwtCfg := jwtauth.Config{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, Clock: a.clock}
-	if a.issuer, err = jwtauth.NewIssuer(jwtCfg, key); err != nil {
-		return nil, err
-	}
-	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: jwtLeeway, CacheSize: 10_000}, &key.PublicKey)
-	if err != nil {
-		return nil, err
-	}
-	a.verifier, a.jwks = verifier, verifier.JWKS()
 	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity,
 		LocationPrefix: pixLocationPrefix(cfg.PublicURL)}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
@@ -220,15 +207,46 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if cfg.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()
 	}
-	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation}
+	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation, a.wireRateShare}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
 			return nil, err
 		}
 	}
-	// The rate limits of POST /transaction and of the token endpoint are the service's: each
-	// instance enforces its share, by the number of live instances registered in the store.
-	share := httpapi.NewRateShare(st.instances, a.ids.NewID(), a.clock, []*httpapi.RateLimiter{deps.RateLimiter}, deps.Auth.Limits)
+	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
+		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
+	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value
+	return a, nil
+}
+
+// buildSigners reads or makes the keys of client secrets and of tokens, and builds the token
+// issuer and verifier.
+func (a *app) buildSigners(cfg Config, log *slog.Logger) error {
+	var err error
+	if a.hasher, err = secretHasher(cfg, log); err != nil {
+		return err
+	}
+	key, err := signingKey(cfg, log)
+	if err != nil {
+		return err
+	}
+	jwtCfg := jwtauth.Config{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, Clock: a.clock}
+	if a.issuer, err = jwtauth.NewIssuer(jwtCfg, key); err != nil {
+		return err
+	}
+	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: jwtLeeway, CacheSize: 10_000}, &key.PublicKey)
+	if err != nil {
+		return err
+	}
+	a.verifier, a.jwks = verifier, verifier.JWKS()
+	return nil
+}
+
+// wireRateShare makes the rate limits of POST /transaction and of the token endpoint the
+// service's: each instance enforces its share, by the number of live instances registered in
+// the store.
+func (a *app) wireRateShare(deps *httpapi.Deps) error {
+	share := httpapi.NewRateShare(a.stores.instances, a.ids.NewID(), a.clock, []*httpapi.RateLimiter{deps.RateLimiter}, deps.Auth.Limits)
 	// A worker, not a job: once stopped it leaves the registry, so the others take up its share
 	// at their next heartbeat.
 	a.workers = append(a.workers, worker{name: "instance heartbeat", run: func(ctx context.Context) error {
@@ -239,8 +257,5 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		defer cancel()
 		return share.Leave(leave)
 	}})
-	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
-		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
-	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value
-	return a, nil
+	return nil
 }
