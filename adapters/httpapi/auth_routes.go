@@ -206,87 +206,17 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
 // grantToken checks the token request's parameters, reads the credentials and answers the
 // token or the RFC 6749 error.
 func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.Values, basicOnly bool, style tokenStyle) {
-	for name, values := range params {
-		if len(values) > 1 {
-			invalidTokenRequest(w, fmt.Sprintf("parameter %s is repeated", safeParamName(name)))
-			return
-		}
+	req, bad := parseTokenRequest(r, params, basicOnly)
+	if bad != nil {
+		writeTokenError(w, bad.status, bad.code, bad.description, bad.challenge)
+		return
 	}
-	if params.Has("grant_type") {
-		switch gt := params.Get("grant_type"); gt {
-		case "client_credentials":
-		case "":
-			invalidTokenRequest(w, "grant_type is empty")
-			return
-		default:
-			writeTokenError(w, http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported", false)
-			return
-		}
+	if !s.allowClient(w, req.clientID) {
+		return
 	}
-
-	basicID, basicSecret, basic, err := basicCredentials(r)
+	grant, err := s.deps.Auth.Token.Execute(r.Context(), req.clientID, req.secret, req.scopes)
 	if err != nil {
-		if errors.Is(err, errNotBasic) {
-			writeTokenError(w, http.StatusUnauthorized, "invalid_client", "client authentication must use HTTP Basic or the form body", true)
-			return
-		}
-		invalidTokenRequest(w, err.Error())
-		return
-	}
-	var clientID, secret string
-	switch {
-	case basic:
-		if params.Has("client_secret") {
-			invalidTokenRequest(w, "send the credentials either in the Basic header or in the form, not both")
-			return
-		}
-		if params.Has("client_id") && params.Get("client_id") != basicID {
-			invalidTokenRequest(w, "client_id differs from the Basic header's")
-			return
-		}
-		clientID, secret = basicID, basicSecret
-	case basicOnly:
-		invalidTokenRequest(w, "GET /auth/token needs the credentials in an HTTP Basic header")
-		return
-	default:
-		clientID, secret = params.Get("client_id"), params.Get("client_secret")
-	}
-	switch {
-	case clientID == "":
-		invalidTokenRequest(w, "client_id is required")
-		return
-	case secret == "":
-		invalidTokenRequest(w, "client_secret is required")
-		return
-	case len(clientID) > maxClientIDLength || len(secret) > maxClientSecretLength:
-		invalidTokenRequest(w, "client_id or client_secret is too long")
-		return
-	}
-	var scopes []domain.Scope
-	if params.Has("scope") {
-		if scopes, err = domain.ParseRequestedScopes(params.Get("scope")); err != nil {
-			writeTokenError(w, http.StatusBadRequest, "invalid_scope",
-				"scope must name one or more of "+strings.Join(scopeNames(), " ")+", separated by spaces or commas", false)
-			return
-		}
-	}
-	if !s.allowClient(w, clientID) {
-		return
-	}
-
-	grant, err := s.deps.Auth.Token.Execute(r.Context(), clientID, secret, scopes)
-	if err != nil {
-		for _, e := range tokenErrorTable {
-			if errors.Is(err, e.err) {
-				if e.status >= 500 {
-					s.log.WarnContext(r.Context(), "token request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
-				}
-				writeTokenError(w, e.status, e.code, e.detail, basic)
-				return
-			}
-		}
-		s.log.ErrorContext(r.Context(), "token request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
-		writeTokenError(w, http.StatusInternalServerError, "server_error", "an internal error occurred; quote the request id to support", basic)
+		s.tokenFailed(w, r, err, req.basic)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -307,6 +237,96 @@ func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.V
 		Scope:        domain.JoinScopes(grant.Scopes),
 		ExpiresInSec: int64(grant.Lifetime / time.Second),
 	})
+}
+
+// tokenRequest is a token request as parseTokenRequest read it: the client's credentials,
+// whether they came in a Basic header, and the scopes asked for (nil: the account's).
+type tokenRequest struct {
+	clientID, secret string
+	basic            bool
+	scopes           []domain.Scope
+}
+
+// tokenRequestError is a token request refused before any credential is checked.
+type tokenRequestError struct {
+	status            int
+	code, description string
+	challenge         bool // a 401 that names Basic in WWW-Authenticate
+}
+
+func invalidRequest(description string) *tokenRequestError {
+	return &tokenRequestError{status: http.StatusBadRequest, code: "invalid_request", description: description}
+}
+
+// parseTokenRequest reads the grant type, the credentials (a Basic header or the form, never
+// both; only the header when basicOnly) and the scope of a token request.
+func parseTokenRequest(r *http.Request, params url.Values, basicOnly bool) (tokenRequest, *tokenRequestError) {
+	for name, values := range params {
+		if len(values) > 1 {
+			return tokenRequest{}, invalidRequest(fmt.Sprintf("parameter %s is repeated", safeParamName(name)))
+		}
+	}
+	if params.Has("grant_type") {
+		switch gt := params.Get("grant_type"); gt {
+		case "client_credentials":
+		case "":
+			return tokenRequest{}, invalidRequest("grant_type is empty")
+		default:
+			return tokenRequest{}, &tokenRequestError{status: http.StatusBadRequest, code: "unsupported_grant_type", description: "only client_credentials is supported"}
+		}
+	}
+	basicID, basicSecret, basic, err := basicCredentials(r)
+	if errors.Is(err, errNotBasic) {
+		// The challenge names Basic, so that the client knows which scheme to use.
+		return tokenRequest{}, &tokenRequestError{status: http.StatusUnauthorized, code: "invalid_client",
+			description: "client authentication must use HTTP Basic or the form body", challenge: true}
+	} else if err != nil {
+		return tokenRequest{}, invalidRequest(err.Error())
+	}
+	req := tokenRequest{basic: basic}
+	switch {
+	case basic && params.Has("client_secret"):
+		return tokenRequest{}, invalidRequest("send the credentials either in the Basic header or in the form, not both")
+	case basic && params.Has("client_id") && params.Get("client_id") != basicID:
+		return tokenRequest{}, invalidRequest("client_id differs from the Basic header's")
+	case basic:
+		req.clientID, req.secret = basicID, basicSecret
+	case basicOnly:
+		return tokenRequest{}, invalidRequest("GET /auth/token needs the credentials in an HTTP Basic header")
+	default:
+		req.clientID, req.secret = params.Get("client_id"), params.Get("client_secret")
+	}
+	switch {
+	case req.clientID == "":
+		return tokenRequest{}, invalidRequest("client_id is required")
+	case req.secret == "":
+		return tokenRequest{}, invalidRequest("client_secret is required")
+	case len(req.clientID) > maxClientIDLength || len(req.secret) > maxClientSecretLength:
+		return tokenRequest{}, invalidRequest("client_id or client_secret is too long")
+	}
+	if params.Has("scope") {
+		if req.scopes, err = domain.ParseRequestedScopes(params.Get("scope")); err != nil {
+			return tokenRequest{}, &tokenRequestError{status: http.StatusBadRequest, code: "invalid_scope",
+				description: "scope must name one or more of " + strings.Join(scopeNames(), " ") + ", separated by spaces or commas"}
+		}
+	}
+	return req, nil
+}
+
+// tokenFailed answers a token request the use case refused, by the token error table; what
+// the table does not know is a 500, logged with the request id.
+func (s *Server) tokenFailed(w http.ResponseWriter, r *http.Request, err error, basic bool) {
+	for _, e := range tokenErrorTable {
+		if errors.Is(err, e.err) {
+			if e.status >= 500 {
+				s.log.WarnContext(r.Context(), "token request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
+			}
+			writeTokenError(w, e.status, e.code, e.detail, basic)
+			return
+		}
+	}
+	s.log.ErrorContext(r.Context(), "token request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
+	writeTokenError(w, http.StatusInternalServerError, "server_error", "an internal error occurred; quote the request id to support", basic)
 }
 
 // errNotBasic: an Authorization header with another scheme than Basic.
