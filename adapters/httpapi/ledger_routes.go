@@ -66,44 +66,20 @@ func statementTypeNames() []string {
 // checked against the account and the filters it was issued for.
 func parseEntriesQuery(q url.Values, accountID string) (ports.EntryFilter, int, []FieldError) {
 	var eq entriesQuery
-	var errs []FieldError
-	single := map[string]*(*string){"limit": &eq.Limit, "cursor": &eq.Cursor, "startDate": &eq.StartDate, "endDate": &eq.EndDate}
-	for name, values := range q {
-		if len(errs) >= maxFieldErrors {
-			break
-		}
-		switch {
-		case name == "type":
-			eq.Type = values
-		case single[name] != nil:
-			if len(values) > 1 {
-				errs = append(errs, FieldError{Field: name, Code: "duplicate_value", Message: "must be given at most once"})
-				continue
-			}
-			v := values[0]
-			*single[name] = &v
-		default:
-			errs = append(errs, FieldError{Field: name, Code: "unknown_field", Message: "is not a parameter of the statement"})
-		}
-	}
+	errs := readQuery(q, map[string]**string{"limit": &eq.Limit, "cursor": &eq.Cursor, "startDate": &eq.StartDate, "endDate": &eq.EndDate},
+		map[string]*[]string{"type": &eq.Type}, "the statement")
+	f := ports.EntryFilter{AccountID: accountID}
+	var n *int64
 	err := validation.ValidateStruct(&eq,
-		validation.Field(&eq.Limit, intParam(1, maxEntriesLimit)),
-		validation.Field(&eq.StartDate, dateTimeRule),
-		validation.Field(&eq.EndDate, dateTimeRule),
+		validation.Field(&eq.Limit, intInto(&n, 1, maxEntriesLimit)),
+		validation.Field(&eq.StartDate, dateTimeInto(&f.StartDate)),
+		validation.Field(&eq.EndDate, dateTimeInto(&f.EndDate)),
 		validation.Field(&eq.Type, enumList(statementTypeNames()...)),
 	)
 	errs = append(errs, fieldErrors("", err)...)
-
-	f := ports.EntryFilter{AccountID: accountID}
 	limit := defaultEntriesLimit
-	if n, ok := parseIntParam(str(eq.Limit)); ok && n >= 1 && n <= maxEntriesLimit {
-		limit = int(n)
-	}
-	if t, ok := parseDateTime(str(eq.StartDate)); ok {
-		f.StartDate = &t
-	}
-	if t, ok := parseDateTime(str(eq.EndDate)); ok {
-		f.EndDate = &t
+	if n != nil {
+		limit = int(*n)
 	}
 	if f.StartDate != nil && f.EndDate != nil && f.StartDate.After(*f.EndDate) {
 		errs = append(errs, FieldError{Field: "startDate", Code: "out_of_range", Message: "must not be after endDate"})

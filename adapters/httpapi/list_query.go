@@ -49,7 +49,9 @@ func parseIntParam(s string) (int64, bool) {
 	return n, err == nil
 }
 
-func intParam(min, max int64) validation.Rule {
+// intInto checks an integer parameter within [min, max] and keeps it in *dst (left nil when
+// the parameter is absent).
+func intInto(dst **int64, min, max int64) validation.Rule {
 	return validation.By(func(v any) error {
 		s, ok := deref[string](v)
 		if !ok {
@@ -62,21 +64,53 @@ func intParam(min, max int64) validation.Rule {
 		if n < min || n > max {
 			return fieldErr("out_of_range", "must be between %d and %d", min, max)
 		}
+		*dst = &n
 		return nil
 	})
 }
 
-func parseDateTime(s string) (time.Time, bool) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t, err == nil
+// dateTimeInto checks an RFC 3339 date-time with a time and an offset and keeps it in *dst
+// (left nil when the parameter is absent).
+func dateTimeInto(dst **time.Time) validation.Rule {
+	return validation.By(func(v any) error {
+		s, ok := deref[string](v)
+		if !ok {
+			return nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return validation.NewError("invalid_format", "must be an RFC 3339 date-time with a time and an offset")
+		}
+		*dst = &t
+		return nil
+	})
 }
 
-var dateTimeRule = parsed(func(s string) error {
-	if _, ok := parseDateTime(s); !ok {
-		return validation.NewError("", "")
+// readQuery copies each parameter named in single into its field and each named in lists into
+// its slice; a repeated single parameter, or one of neither kind, is a field error (of at most
+// maxFieldErrors). what names the resource in the unknown parameter's message.
+func readQuery(q url.Values, single map[string]**string, lists map[string]*[]string, what string) []FieldError {
+	var errs []FieldError
+	for name, values := range q {
+		if len(errs) >= maxFieldErrors {
+			break
+		}
+		switch {
+		case lists[name] != nil:
+			*lists[name] = values
+		case single[name] != nil:
+			if len(values) > 1 {
+				errs = append(errs, FieldError{Field: name, Code: "duplicate_value", Message: "must be given at most once"})
+				continue
+			}
+			v := values[0]
+			*single[name] = &v
+		default:
+			errs = append(errs, FieldError{Field: name, Code: "unknown_field", Message: "is not a parameter of " + what})
+		}
 	}
-	return nil
-}, "invalid_format", "must be an RFC 3339 date-time with a time and an offset")
+	return errs
+}
 
 func enumList(values ...string) validation.Rule {
 	return validation.By(func(v any) error {
@@ -125,73 +159,51 @@ func transactionStatusNames() []string {
 // is reported, unknown parameters included.
 func parseListQuery(q url.Values) (ports.TransactionFilter, ports.Page, []FieldError) {
 	var lq listQuery
-	var errs []FieldError
-	fields := map[string]*(*string){
+	errs := readQuery(q, map[string]**string{
 		"page": &lq.Page, "perPage": &lq.PerPage, "startDate": &lq.StartDate, "endDate": &lq.EndDate,
 		"customerEmail": &lq.CustomerEmail, "customerName": &lq.CustomerName,
 		"customerDocument": &lq.CustomerDocument, "customerPhone": &lq.CustomerPhone, "id": &lq.ID,
 		"endToEnd": &lq.EndToEnd, "endToEndRefund": &lq.EndToEndRefund, "externalCode": &lq.ExternalCode,
 		"minAmount": &lq.MinAmount, "maxAmount": &lq.MaxAmount,
+	}, map[string]*[]string{"status": &lq.Status, "paymentMethod": &lq.PaymentMethod}, "this list")
+
+	f := ports.TransactionFilter{
+		CustomerName: str(lq.CustomerName), ID: strings.ToLower(str(lq.ID)), EndToEnd: str(lq.EndToEnd),
+		EndToEndRefund: str(lq.EndToEndRefund), ExternalCode: str(lq.ExternalCode),
 	}
-	for name, values := range q {
-		if len(errs) >= maxFieldErrors {
-			break
-		}
-		switch {
-		case name == "status":
-			lq.Status = values
-		case name == "paymentMethod":
-			lq.PaymentMethod = values
-		case fields[name] != nil:
-			if len(values) > 1 {
-				errs = append(errs, FieldError{Field: name, Code: "duplicate_value", Message: "must be given at most once"})
-				continue
-			}
-			v := values[0]
-			*fields[name] = &v
-		default:
-			errs = append(errs, FieldError{Field: name, Code: "unknown_field", Message: "is not a parameter of this list"})
-		}
-	}
+	var number, size, minAmount, maxAmount *int64
+	var doc domain.Document
 	err := validation.ValidateStruct(&lq,
-		validation.Field(&lq.Page, intParam(1, 1<<31-1)),
-		validation.Field(&lq.PerPage, intParam(1, maxPerPage)),
-		validation.Field(&lq.StartDate, dateTimeRule),
-		validation.Field(&lq.EndDate, dateTimeRule),
+		validation.Field(&lq.Page, intInto(&number, 1, 1<<31-1)),
+		validation.Field(&lq.PerPage, intInto(&size, 1, maxPerPage)),
+		validation.Field(&lq.StartDate, dateTimeInto(&f.StartDate)),
+		validation.Field(&lq.EndDate, dateTimeInto(&f.EndDate)),
 		validation.Field(&lq.Status, enumList(transactionStatusNames()...)),
 		validation.Field(&lq.CustomerEmail, emailRule),
 		validation.Field(&lq.CustomerName, searchNameRule),
-		validation.Field(&lq.CustomerDocument, documentRule),
+		validation.Field(&lq.CustomerDocument, documentInto(&doc)),
 		validation.Field(&lq.CustomerPhone, length(1, 32)),
 		validation.Field(&lq.ID, uuidV4Rule),
 		validation.Field(&lq.EndToEnd, length(8, 255)),
 		validation.Field(&lq.EndToEndRefund, length(8, 255)),
 		validation.Field(&lq.ExternalCode, length(8, 255)),
 		validation.Field(&lq.PaymentMethod, enumList(string(domain.PaymentPIX))),
-		validation.Field(&lq.MinAmount, intParam(int64(domain.MinAmount), int64(domain.MaxAmount))),
-		validation.Field(&lq.MaxAmount, intParam(int64(domain.MinAmount), int64(domain.MaxAmount))),
+		validation.Field(&lq.MinAmount, intInto(&minAmount, int64(domain.MinAmount), int64(domain.MaxAmount))),
+		validation.Field(&lq.MaxAmount, intInto(&maxAmount, int64(domain.MinAmount), int64(domain.MaxAmount))),
 	)
 	errs = append(errs, fieldErrors("", err)...)
-
-	f := ports.TransactionFilter{
-		CustomerName: str(lq.CustomerName), ID: strings.ToLower(str(lq.ID)), EndToEnd: str(lq.EndToEnd),
-		EndToEndRefund: str(lq.EndToEndRefund), ExternalCode: str(lq.ExternalCode),
-	}
-	page := ports.Page{Number: 1, Size: defaultPerPage}
-	if n, ok := parseIntParam(str(lq.Page)); ok && n >= 1 {
-		page.Number = int(n)
-	}
-	if n, ok := parseIntParam(str(lq.PerPage)); ok && n >= 1 && n <= maxPerPage {
-		page.Size = int(n)
-	}
-	if t, ok := parseDateTime(str(lq.StartDate)); ok {
-		f.StartDate = &t
-	}
-	if t, ok := parseDateTime(str(lq.EndDate)); ok {
-		f.EndDate = &t
-	}
 	if f.StartDate != nil && f.EndDate != nil && f.StartDate.After(*f.EndDate) {
 		errs = append(errs, FieldError{Field: "startDate", Code: "out_of_range", Message: "must not be after endDate"})
+	}
+	if minAmount != nil && maxAmount != nil && *minAmount > *maxAmount {
+		errs = append(errs, FieldError{Field: "minAmount", Code: "out_of_range", Message: "must not be above maxAmount"})
+	}
+	page := ports.Page{Number: 1, Size: defaultPerPage}
+	if number != nil {
+		page.Number = int(*number)
+	}
+	if size != nil {
+		page.Size = int(*size)
 	}
 	for _, s := range lq.Status {
 		f.Statuses = append(f.Statuses, domain.TransactionStatus(s))
@@ -202,8 +214,8 @@ func parseListQuery(q url.Values) (ports.TransactionFilter, ports.Page, []FieldE
 	if lq.CustomerEmail != nil {
 		f.CustomerEmail = strings.ToLower(*lq.CustomerEmail)
 	}
-	if d, err := domain.ParseDocument(str(lq.CustomerDocument)); err == nil && lq.CustomerDocument != nil {
-		f.CustomerDocument = d.Value()
+	if lq.CustomerDocument != nil {
+		f.CustomerDocument = doc.Value()
 	}
 	if lq.CustomerPhone != nil {
 		f.CustomerPhone = domain.PhoneDigits(*lq.CustomerPhone)
@@ -211,16 +223,6 @@ func parseListQuery(q url.Values) (ports.TransactionFilter, ports.Page, []FieldE
 			f.CustomerPhone = "-" // no digits: matches nothing, rather than everything
 		}
 	}
-	if n, ok := parseIntParam(str(lq.MinAmount)); ok {
-		c := domain.Cents(n)
-		f.MinAmount = &c
-	}
-	if n, ok := parseIntParam(str(lq.MaxAmount)); ok {
-		c := domain.Cents(n)
-		f.MaxAmount = &c
-	}
-	if f.MinAmount != nil && f.MaxAmount != nil && *f.MinAmount > *f.MaxAmount {
-		errs = append(errs, FieldError{Field: "minAmount", Code: "out_of_range", Message: "must not be above maxAmount"})
-	}
+	f.MinAmount, f.MaxAmount = (*domain.Cents)(minAmount), (*domain.Cents)(maxAmount)
 	return f, page, errs
 }
