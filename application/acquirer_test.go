@@ -13,9 +13,9 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// lcAcquirer is the acquirer's side of an lcWorld.
+// acquirer is the acquirer's side of an lcWorld.
 func (w *lcWorld) acquirer() *application.ApplyPixNotifications {
-	return application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, lcTxIDs{}, w.clock, w.fee, &w.receiver,
+	return application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, fakeTxIDs{}, w.clock, w.fee, &w.receiver,
 		func(l application.LatePayment) { w.late = append(w.late, l) })
 }
 

@@ -9,11 +9,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -273,14 +275,14 @@ func (r *fakeAccounts) RevokeCredential(_ context.Context, accountID, clientID s
 	return nil
 }
 
-// authIssuer is a ports.TokenIssuer whose tokens are readable strings.
-type authIssuer struct {
+// fakeIssuer is a ports.TokenIssuer whose tokens are readable strings.
+type fakeIssuer struct {
 	clock  ports.Clock
 	mu     sync.Mutex
 	issued []domain.Principal
 }
 
-func (i *authIssuer) Issue(_ context.Context, p domain.Principal, lifetime time.Duration) (ports.IssuedToken, error) {
+func (i *fakeIssuer) Issue(_ context.Context, p domain.Principal, lifetime time.Duration) (ports.IssuedToken, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.issued = append(i.issued, p)
@@ -288,18 +290,18 @@ func (i *authIssuer) Issue(_ context.Context, p domain.Principal, lifetime time.
 	return ports.IssuedToken{Token: fmt.Sprintf("token-%d-%s", len(i.issued), p.ClientID), IssuedAt: now, ExpiresAt: now.Add(lifetime)}, nil
 }
 
-func (i *authIssuer) Issued() []domain.Principal {
+func (i *fakeIssuer) Issued() []domain.Principal {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return slices.Clone(i.issued)
 }
 
-// authVerifier is a ports.TokenVerifier that knows the tokens it was told about.
-type authVerifier struct {
+// fakeVerifier is a ports.TokenVerifier that knows the tokens it was told about.
+type fakeVerifier struct {
 	tokens map[string]ports.TokenClaims
 }
 
-func (v *authVerifier) Verify(_ context.Context, raw string) (ports.TokenClaims, error) {
+func (v *fakeVerifier) Verify(_ context.Context, raw string) (ports.TokenClaims, error) {
 	c, ok := v.tokens[raw]
 	if !ok {
 		return ports.TokenClaims{}, fmt.Errorf("%w: unknown test token", ports.ErrInvalidToken)
@@ -307,8 +309,8 @@ func (v *authVerifier) Verify(_ context.Context, raw string) (ports.TokenClaims,
 	return c, nil
 }
 
-// authExchanger is a ports.CredentialExchanger answering from a table.
-type authExchanger struct {
+// fakeExchanger is a ports.CredentialExchanger answering from a table.
+type fakeExchanger struct {
 	secrets map[string]string // client id -> secret
 	scopes  []domain.Scope
 	down    bool
@@ -316,7 +318,7 @@ type authExchanger struct {
 	asked   []domain.Scope // the scopes of the last exchange
 }
 
-func (e *authExchanger) Exchange(_ context.Context, clientID, secret string, scopes []domain.Scope) (ports.UpstreamToken, error) {
+func (e *fakeExchanger) Exchange(_ context.Context, clientID, secret string, scopes []domain.Scope) (ports.UpstreamToken, error) {
 	e.asked = scopes
 	if e.down {
 		return ports.UpstreamToken{}, fmt.Errorf("%w: connection refused", ports.ErrUpstreamUnavailable)
@@ -327,40 +329,40 @@ func (e *authExchanger) Exchange(_ context.Context, clientID, secret string, sco
 	return ports.UpstreamToken{AccessToken: "upstream-" + clientID, Lifetime: 5 * time.Minute, ExpiresAt: e.clock.Now().Add(5 * time.Minute), Scopes: e.scopes}, nil
 }
 
-// lcTokens makes distinct payment page tokens, as readable as fakeIDs' ids.
-type lcTokens struct {
+// fakeCapabilities makes distinct payment page tokens, as readable as fakeIDs' ids.
+type fakeCapabilities struct {
 	mu sync.Mutex
 	n  int
 }
 
-func (g *lcTokens) NewCapability() string {
+func (g *fakeCapabilities) NewCapability() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.n++
 	return fmt.Sprintf("lc-payment-token-%012d", g.n)
 }
 
-// lcEmitter writes a fake BR Code, or fails with err when set.
-type lcEmitter struct{ err error }
+// fakeEmitter writes a fake BR Code, or fails with err when set.
+type fakeEmitter struct{ err error }
 
-func (e *lcEmitter) Acquirer() string { return "SANDBOX" }
+func (e *fakeEmitter) Acquirer() string { return "SANDBOX" }
 
-func (e *lcEmitter) Emit(_ context.Context, c domain.PixCharge) (domain.PixCode, error) {
+func (e *fakeEmitter) Emit(_ context.Context, c domain.PixCharge) (domain.PixCode, error) {
 	if e.err != nil {
 		return domain.PixCode{}, e.err
 	}
 	return domain.PixCode{URI: "000201-fake-code-of-" + c.TransactionID}, nil
 }
 
-type lcRenderer struct{}
+type fakeRenderer struct{}
 
-func (lcRenderer) RenderPNG(_ context.Context, content string) ([]byte, error) {
+func (fakeRenderer) RenderPNG(_ context.Context, content string) ([]byte, error) {
 	return []byte("\x89PNG" + content), nil
 }
 
-// lcTxIDs maps txids to transaction ids: the txid of a transaction is "tx" followed by its id
+// fakeTxIDs maps txids to transaction ids: the txid of a transaction is "tx" followed by its id
 // without dashes, as far as this fake knows.
-type lcTxIDs struct{}
+type fakeTxIDs struct{}
 
 func lcTxID(id string) string {
 	out := []byte("tx")
@@ -372,7 +374,7 @@ func lcTxID(id string) string {
 	return string(out)
 }
 
-func (lcTxIDs) TransactionID(txid string) (string, error) {
+func (fakeTxIDs) TransactionID(txid string) (string, error) {
 	if len(txid) != 34 || txid[:2] != "tx" {
 		return "", fmt.Errorf("txid %q: %w", txid, domain.ErrNotFound)
 	}
@@ -649,16 +651,16 @@ func (l *lcLedger) postingTypes() []domain.MovementType {
 	return out
 }
 
-// lcAcquirer records the devolutions asked for and answers with answer (in progress by
+// fakeAcquirer records the devolutions asked for and answers with answer (in progress by
 // default).
-type lcAcquirer struct {
+type fakeAcquirer struct {
 	mu     sync.Mutex
 	asked  []ports.Devolution
 	answer ports.DevolutionResult
 	err    error
 }
 
-func (a *lcAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
+func (a *fakeAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, d)
@@ -666,4 +668,266 @@ func (a *lcAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (p
 		return ports.DevolutionResult{Status: ports.DevolutionInProgress}, a.err
 	}
 	return a.answer, a.err
+}
+
+// fakeRandom is a random source that always draws the same number.
+type fakeRandom float64
+
+func (d fakeRandom) Float64() float64 { return float64(d) }
+
+// fakeOutbox is an in-memory ports.Outbox that honours leases as the port says: a held delivery
+// is claimable again only once its lease ended, and only its holder may record an attempt.
+type fakeOutbox struct {
+	mu        sync.Mutex
+	items     map[string]*outboxItem
+	pending   map[string]*outboxItem // the pending subset of items, so that claims stay cheap
+	claimedBy map[string]int         // owner → deliveries claimed
+	seq       int
+}
+
+type outboxItem struct {
+	d     ports.Delivery
+	owner string
+	until time.Time
+	seq   int
+}
+
+var _ ports.Outbox = (*fakeOutbox)(nil)
+
+func newFakeOutbox() *fakeOutbox {
+	return &fakeOutbox{items: map[string]*outboxItem{}, pending: map[string]*outboxItem{}, claimedBy: map[string]int{}}
+}
+
+func (o *fakeOutbox) add(e domain.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seq++
+	it := &outboxItem{d: ports.Delivery{Event: e, Status: ports.DeliveryPending, NextAttemptAt: e.CreatedAt}, seq: o.seq}
+	o.items[e.ID] = it
+	o.pending[e.ID] = it
+}
+
+func copyDelivery(d ports.Delivery) ports.Delivery {
+	d.Attempts = slices.Clone(d.Attempts)
+	return d
+}
+
+func (o *fakeOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var due []*outboxItem
+	for _, it := range o.pending {
+		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) && !slices.Contains(skipAccounts, it.d.Event.AccountID) {
+			due = append(due, it)
+		}
+	}
+	slices.SortFunc(due, func(a, b *outboxItem) int {
+		return cmp.Or(a.d.NextAttemptAt.Compare(b.d.NextAttemptAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := []ports.Delivery{}
+	for _, it := range due[:min(limit, len(due))] {
+		it.owner, it.until = owner, now.Add(lease)
+		o.claimedBy[owner]++
+		out = append(out, copyDelivery(it.d))
+	}
+	return out, nil
+}
+
+func (o *fakeOutbox) RecordAttempt(ctx context.Context, eventID, owner string, a ports.Attempt, status ports.DeliveryStatus, next time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	it := o.items[eventID]
+	if it == nil || it.owner != owner {
+		return fmt.Errorf("delivery %s not held by %s: %w", eventID, owner, ports.ErrVersionConflict)
+	}
+	it.d.Attempts = append(it.d.Attempts, a)
+	it.d.Status, it.d.NextAttemptAt = status, next
+	it.owner, it.until = "", time.Time{}
+	if status != ports.DeliveryPending {
+		delete(o.pending, eventID)
+	}
+	return nil
+}
+
+func (o *fakeOutbox) Release(ctx context.Context, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, it := range o.items {
+		if it.owner == owner {
+			it.owner, it.until = "", time.Time{}
+		}
+	}
+	return nil
+}
+
+func (o *fakeOutbox) Deliveries(ctx context.Context, accountID string, kind domain.ResourceKind, resourceID string) ([]ports.Delivery, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var its []*outboxItem
+	for _, it := range o.items {
+		e := it.d.Event
+		if e.AccountID == accountID && e.Kind == kind && e.ResourceID == resourceID {
+			its = append(its, it)
+		}
+	}
+	slices.SortFunc(its, func(a, b *outboxItem) int {
+		return cmp.Or(a.d.Event.CreatedAt.Compare(b.d.Event.CreatedAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := []ports.Delivery{}
+	for _, it := range its {
+		out = append(out, copyDelivery(it.d))
+	}
+	return out, nil
+}
+
+func (o *fakeOutbox) get(id string) ports.Delivery {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return copyDelivery(o.items[id].d)
+}
+
+func (o *fakeOutbox) owner(id string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.items[id].owner
+}
+
+func (o *fakeOutbox) claims(owner string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.claimedBy[owner]
+}
+
+func (o *fakeOutbox) count(s ports.DeliveryStatus) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, it := range o.items {
+		if it.d.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// fakeEncoder stands in for the HTTP adapter's encoder: the event's id and type as JSON.
+type fakeEncoder struct{}
+
+var _ ports.EventEncoder = fakeEncoder{}
+
+func (fakeEncoder) EncodeEvent(e domain.Event) ([]byte, error) {
+	return json.Marshal(map[string]string{"id": e.ID, "type": e.Type, "createdAt": e.CreatedAt.Format(time.RFC3339Nano)})
+}
+
+// sentMessage is a message as the fake sender saw it, with the context of its call.
+type sentMessage struct {
+	ports.WebhookMessage
+	Ctx context.Context
+}
+
+type senderReply func(m sentMessage) (ports.WebhookResponse, error)
+
+// senderAnswer is a sender's answer to code with the verdict the port gives it (the webhook
+// adapter's tests pin its own reading).
+func senderAnswer(code int) ports.WebhookResponse {
+	v := ports.WebhookRetry
+	switch {
+	case code >= 200 && code <= 299:
+		v = ports.WebhookDelivered
+	case code == 410:
+		v = ports.WebhookGone
+	}
+	return ports.WebhookResponse{StatusCode: code, Verdict: v}
+}
+
+// fakeSender answers scripted replies in order, then the fallback (200 when none). It counts
+// sends in flight, overall and per event, to catch a delivery sent twice at once.
+type fakeSender struct {
+	mu       sync.Mutex
+	replies  []senderReply
+	fallback func(ports.WebhookMessage) (ports.WebhookResponse, error)
+	delay    time.Duration
+	msgs     []ports.WebhookMessage
+	inFlight map[string]int
+	current  atomic.Int64
+
+	maxInFlight atomic.Int64
+	overlap     atomic.Int64
+}
+
+var _ ports.WebhookSender = (*fakeSender)(nil)
+
+// script queues replies; a reply may also take the sentMessage form to see the context.
+func (s *fakeSender) script(replies ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range replies {
+		switch f := r.(type) {
+		case func(ports.WebhookMessage) (ports.WebhookResponse, error):
+			s.replies = append(s.replies, func(m sentMessage) (ports.WebhookResponse, error) { return f(m.WebhookMessage) })
+		case func(sentMessage) (ports.WebhookResponse, error):
+			s.replies = append(s.replies, f)
+		default:
+			panic(fmt.Sprintf("fakeSender.script: %T", r))
+		}
+	}
+}
+
+func (s *fakeSender) Send(ctx context.Context, m ports.WebhookMessage) (ports.WebhookResponse, error) {
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	if s.inFlight == nil {
+		s.inFlight = map[string]int{}
+	}
+	s.inFlight[m.EventID]++
+	if s.inFlight[m.EventID] > 1 {
+		s.overlap.Add(1)
+	}
+	var reply senderReply
+	if len(s.replies) > 0 {
+		reply, s.replies = s.replies[0], s.replies[1:]
+	}
+	fallback := s.fallback
+	s.mu.Unlock()
+	now := s.current.Add(1)
+	for {
+		old := s.maxInFlight.Load()
+		if now <= old || s.maxInFlight.CompareAndSwap(old, now) {
+			break
+		}
+	}
+	defer func() {
+		s.current.Add(-1)
+		s.mu.Lock()
+		s.inFlight[m.EventID]--
+		s.mu.Unlock()
+	}()
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	switch {
+	case reply != nil:
+		return reply(sentMessage{WebhookMessage: m, Ctx: ctx})
+	case fallback != nil:
+		return fallback(m)
+	}
+	return senderAnswer(200), nil
+}
+
+func (s *fakeSender) sent() []ports.WebhookMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.msgs)
 }

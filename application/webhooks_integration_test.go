@@ -127,7 +127,7 @@ func (w *whWorld) realDispatcher(t testing.TB, cfg application.DispatcherConfig)
 	if w.realClock {
 		clock = system.Clock{} // the wall clock, against real receivers
 	}
-	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, whDraw(0.5), cfg)
+	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, fakeRandom(0.5), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

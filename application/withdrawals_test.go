@@ -470,7 +470,7 @@ func TestCreateWithdrawalFailsWhenTheKeyCannotBeResolved(t *testing.T) {
 	repo.fund("acc-1", 10_000)
 	lookupDown := errors.New("PIX directory unreachable")
 	uc := application.NewCreateWithdrawal(repo, &fakeIDs{}, newWdClock(), application.WithdrawalSettings{
-		Acquirer: "SANDBOX", Payer: &wdGateway, StartAtOnce: true, Directory: wdDirectoryDown{lookupDown},
+		Acquirer: "SANDBOX", Payer: &wdGateway, StartAtOnce: true, Directory: fakeDirectory{lookupDown},
 	})
 	_, err := uc.Execute(context.Background(), domain.Principal{AccountID: "acc-1"}, wdInput(1_000))
 	if !errors.Is(err, lookupDown) || repo.stored() != 0 {
@@ -675,9 +675,9 @@ func TestSettleWithdrawals(t *testing.T) {
 	})
 }
 
-// wdDirectoryDown is a PIX directory that cannot answer.
-type wdDirectoryDown struct{ err error }
+// fakeDirectory is a PIX directory that cannot answer.
+type fakeDirectory struct{ err error }
 
-func (d wdDirectoryDown) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
+func (d fakeDirectory) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
 	return domain.AccountHolder{}, d.err
 }
