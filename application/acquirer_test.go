@@ -436,8 +436,8 @@ func TestAcquirerPaymentTimeOutsideTheChargesLifeIsInvalidAndChangesNothing(t *t
 			if len(res.Refunds) != 1 || res.Refunds[0].Outcome != application.OutcomeInvalidTime {
 				t.Fatalf("refund results = %+v, want invalid_time", res.Refunds)
 			}
-			if len(w.ledger.claims) != 0 || len(w.ledger.posted) != 0 {
-				t.Fatalf("the ledger recorded claims %v and postings %v for an invalid time", w.ledger.claims, w.ledger.posted)
+			if len(w.ledger.claims) != 0 || len(w.ledger.entries) != 0 {
+				t.Fatalf("the ledger recorded claims %v and entries %v for an invalid time", w.ledger.claims, w.ledger.entries)
 			}
 			if tx := w.repo.stored(id); tx.Status() != domain.TxPixQRCodeGenerated || tx.EndToEnd() != "" {
 				t.Fatalf("the charge moved to %s (endToEnd %q)", tx.Status(), tx.EndToEnd())

@@ -12,10 +12,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -582,19 +584,148 @@ func (r *fakeTransactions) eventTypes(id string) []string {
 	return out
 }
 
-// lcLedger is the ledger's payment registry and the service's own postings, in memory; the
-// merchants' entries are the store's business, which these use-case tests leave to the
-// conformance suite.
-type lcLedger struct {
-	ports.Ledger // the methods these tests never reach
-	mu           sync.Mutex
-	claims       map[string]ports.PaymentClaim
-	posted       []domain.Posting
+// fakeLedger is an in-memory ports.Ledger: its entries are numbered per merchant ledger and
+// carry the balance after them, as a store keeps them, beside the registry of PIX payments.
+// The repository fakes write a status change's entries into it in the same step as the
+// change. Tests that stage a corrupt ledger reach into entries, or set balances to override
+// what Balance answers.
+type fakeLedger struct {
+	clock    ports.Clock // dates the entries
+	mu       sync.Mutex
+	entries  map[string][]domain.Entry // by account id, "" the service's own ledger
+	claims   map[string]ports.PaymentClaim
+	balances map[string]domain.LedgerBalance
 }
 
-func newLcLedger() *lcLedger { return &lcLedger{claims: map[string]ports.PaymentClaim{}} }
+var _ ports.Ledger = (*fakeLedger)(nil)
 
-func (l *lcLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+func newFakeLedger(clock ports.Clock) *fakeLedger {
+	return &fakeLedger{clock: clock, entries: map[string][]domain.Entry{}, claims: map[string]ports.PaymentClaim{},
+		balances: map[string]domain.LedgerBalance{}}
+}
+
+// appendLocked numbers postings after the entries of their ledgers and stores them, all or
+// none: a checked posting the available balance does not cover refuses them all. The caller
+// holds l.mu.
+func (l *fakeLedger) appendLocked(postings []domain.Posting) error {
+	next := map[string][]domain.Entry{}
+	for _, p := range postings {
+		log, ok := next[p.AccountID]
+		if !ok {
+			log = slices.Clone(l.entries[p.AccountID])
+		}
+		var prev *domain.Entry
+		if len(log) > 0 {
+			prev = &log[len(log)-1]
+		}
+		e, err := domain.NextEntry(prev, p, l.clock.Now())
+		if err != nil {
+			return err
+		}
+		next[p.AccountID] = append(log, e)
+	}
+	for account, log := range next {
+		l.entries[account] = log
+	}
+	return nil
+}
+
+// write stores a status change's postings, all or none, as a repository does with the change.
+func (l *fakeLedger) write(postings []domain.Posting) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.appendLocked(postings)
+}
+
+// record stores postings as given, a duplicate id included, so that a test can stage the
+// ledger it needs.
+func (l *fakeLedger) record(t testing.TB, postings ...domain.Posting) {
+	t.Helper()
+	if err := l.write(postings); err != nil {
+		t.Fatalf("recording %d postings: %v", len(postings), err)
+	}
+}
+
+// fund gives account amount more available balance, as an opening balance would.
+func (l *fakeLedger) fund(t testing.TB, account string, amount domain.Cents) {
+	t.Helper()
+	l.mu.Lock()
+	var have domain.LedgerBalance
+	if log := l.entries[account]; len(log) > 0 {
+		have = log[len(log)-1].BalanceAfter
+	}
+	l.mu.Unlock()
+	l.record(t, domain.OpeningBalancePostings(account, have, domain.LedgerBalance{Available: have.Available + amount, Blocked: have.Blocked})...)
+}
+
+func (l *fakeLedger) Balance(_ context.Context, accountID string) (domain.Balance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.balances[accountID]
+	if log := l.entries[accountID]; !ok && len(log) > 0 {
+		b = log[len(log)-1].BalanceAfter
+	}
+	return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
+}
+
+func (l *fakeLedger) Entries(_ context.Context, f ports.EntryFilter, limit int) ([]domain.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []domain.Entry{}
+	log := l.entries[f.AccountID]
+	for i := len(log) - 1; i >= 0 && len(out) < limit; i-- {
+		e := log[i]
+		switch {
+		case f.Before > 0 && e.Seq >= f.Before,
+			f.StartDate != nil && e.CreatedAt.Before(*f.StartDate),
+			f.EndDate != nil && e.CreatedAt.After(*f.EndDate),
+			len(f.Types) > 0 && !slices.Contains(f.Types, e.Type):
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (l *fakeLedger) Scan(_ context.Context, accountID string, fn func(domain.Entry) error) error {
+	l.mu.Lock()
+	log := slices.Clone(l.entries[accountID])
+	l.mu.Unlock()
+	for _, e := range log {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *fakeLedger) Ledgers(context.Context) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := []string{}
+	for id, log := range l.entries {
+		if len(log) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func (l *fakeLedger) Post(_ context.Context, postings ...domain.Posting) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var fresh []domain.Posting
+	for _, p := range postings {
+		stored := slices.ContainsFunc(l.entries[p.AccountID], func(e domain.Entry) bool { return e.ID == p.ID })
+		if !stored && !slices.ContainsFunc(fresh, func(q domain.Posting) bool { return q.ID == p.ID }) {
+			fresh = append(fresh, p)
+		}
+	}
+	return l.appendLocked(fresh)
+}
+
+func (l *fakeLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if prior, ok := l.claims[c.EndToEndID]; ok {
@@ -604,7 +735,7 @@ func (l *lcLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.
 	return c, nil
 }
 
-func (l *lcLedger) MarkLate(_ context.Context, e2e string) error {
+func (l *fakeLedger) MarkLate(_ context.Context, e2e string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, ok := l.claims[e2e]
@@ -616,37 +747,184 @@ func (l *lcLedger) MarkLate(_ context.Context, e2e string) error {
 	return nil
 }
 
-func (l *lcLedger) Post(_ context.Context, postings ...domain.Posting) error {
+func (l *fakeLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, p := range postings {
-		if !slices.ContainsFunc(l.posted, func(q domain.Posting) bool { return q.ID == p.ID }) {
-			l.posted = append(l.posted, p)
+	out := []ports.PaymentClaim{}
+	for _, c := range l.claims {
+		if c.Late {
+			out = append(out, c)
 		}
 	}
-	return nil
+	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.EndToEndID, b.EndToEndID))
+	})
+	return out, nil
 }
 
-func (l *lcLedger) Scan(_ context.Context, account string, fn func(domain.Entry) error) error {
-	l.mu.Lock()
-	posted := slices.Clone(l.posted)
-	l.mu.Unlock()
-	for i, p := range posted {
-		if p.AccountID == account {
-			if err := fn(domain.Entry{Posting: p, Seq: int64(i + 1)}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// Recover has nothing to do: the repository fakes write a change and its entries in one step.
+func (l *fakeLedger) Recover(context.Context) (int, error) { return 0, nil }
 
-func (l *lcLedger) postingTypes() []domain.MovementType {
+// postingTypes lists the types of the stored entries, ledger by ledger, oldest first.
+func (l *fakeLedger) postingTypes() []domain.MovementType {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []domain.MovementType
-	for _, p := range l.posted {
-		out = append(out, p.Type)
+	for _, id := range slices.Sorted(maps.Keys(l.entries)) {
+		for _, e := range l.entries[id] {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// fakeWithdrawals is an in-memory ports.WithdrawalRepository under one lock. Create and Update
+// write the withdrawal's postings into its ledger in the same step as the record, as a store
+// does, so the balance they check is the ledger's.
+type fakeWithdrawals struct {
+	ledger  *fakeLedger
+	mu      sync.Mutex
+	records map[string]domain.WithdrawalRecord
+	events  []domain.Event
+	// beforeCreate runs under no lock just before Create takes it, to stage races.
+	beforeCreate func(r *fakeWithdrawals)
+	// balanceFirst checks the balance before the idempotency key, as a store may.
+	balanceFirst bool
+}
+
+var _ ports.WithdrawalRepository = (*fakeWithdrawals)(nil)
+
+func newFakeWithdrawals(ledger *fakeLedger) *fakeWithdrawals {
+	return &fakeWithdrawals{ledger: ledger, records: map[string]domain.WithdrawalRecord{}}
+}
+
+func (r *fakeWithdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
+	if hook := r.beforeCreate; hook != nil {
+		hook(r)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := w.Record()
+	if r.balanceFirst {
+		if b, err := r.ledger.Balance(ctx, rec.AccountID); err != nil || b.Available < w.Total() {
+			return cmp.Or(err, domain.ErrInsufficientBalance)
+		}
+	}
+	if _, ok := r.records[rec.ID]; ok {
+		return ports.ErrDuplicate
+	}
+	for _, other := range r.records {
+		if rec.Idempotency.Key != "" && other.AccountID == rec.AccountID && other.Idempotency.Key == rec.Idempotency.Key {
+			return fmt.Errorf("key: %w", ports.ErrDuplicate)
+		}
+	}
+	if err := r.ledger.write(w.Postings()); err != nil {
+		return err
+	}
+	rec.Version = 1
+	r.records[rec.ID] = rec
+	r.events = append(r.events, w.Events()...)
+	w.MarkStored(1)
+	return nil
+}
+
+// put stores w as it is, without its entries or events, for tests that stage a store.
+func (r *fakeWithdrawals) put(w *domain.Withdrawal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records[w.ID()] = w.Record()
+}
+
+func (r *fakeWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.records[id]
+	if !ok || rec.AccountID != accountID {
+		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+	}
+	return domain.UnmarshalWithdrawalFromDatabase(rec), nil
+}
+
+func (r *fakeWithdrawals) GetByIdempotencyKey(_ context.Context, accountID, key string) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.AccountID == accountID && rec.Idempotency.Key == key {
+			return domain.UnmarshalWithdrawalFromDatabase(rec), nil
+		}
+	}
+	return nil, domain.ErrNotFound
+}
+
+func (r *fakeWithdrawals) Update(_ context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.records[id]
+	if !ok || rec.AccountID != accountID {
+		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+	}
+	w := domain.UnmarshalWithdrawalFromDatabase(rec)
+	if err := fn(w); err != nil {
+		return nil, err
+	}
+	if err := r.ledger.write(w.Postings()); err != nil {
+		return nil, err
+	}
+	next := w.Record()
+	next.Version = rec.Version + 1
+	r.records[id] = next
+	r.events = append(r.events, w.Events()...)
+	return domain.UnmarshalWithdrawalFromDatabase(next), nil
+}
+
+func (r *fakeWithdrawals) ListByStatus(_ context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Withdrawal
+	for _, rec := range r.records {
+		if rec.Status == status && !rec.History[len(rec.History)-1].Date.After(until) {
+			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
+		}
+	}
+	slices.SortFunc(out, func(a, b *domain.Withdrawal) int {
+		return cmp.Or(a.UpdatedAt().Compare(b.UpdatedAt()), cmp.Compare(a.ID(), b.ID()))
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+func (r *fakeWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Withdrawal
+	for _, rec := range r.records {
+		if rec.AccountID == accountID {
+			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
+		}
+	}
+	slices.SortFunc(out, func(a, b *domain.Withdrawal) int {
+		return cmp.Or(a.CreatedAt().Compare(b.CreatedAt()), cmp.Compare(a.ID(), b.ID()))
+	})
+	p = p.Clamped()
+	from := min(len(out), (p.Number-1)*p.Size)
+	return out[from:min(len(out), from+p.Size)], nil
+}
+
+// stored counts the stored withdrawals.
+func (r *fakeWithdrawals) stored() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.records)
+}
+
+// eventTypes lists the types of the events stored for id, oldest first.
+func (r *fakeWithdrawals) eventTypes(id string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if e.ResourceID == id {
+			out = append(out, e.Type)
+		}
 	}
 	return out
 }
@@ -930,4 +1208,13 @@ func (s *fakeSender) sent() []ports.WebhookMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.msgs)
+}
+
+// fakeDirectory is a PIX directory that cannot answer: every look-up fails with err.
+type fakeDirectory struct{ err error }
+
+var _ ports.PixDirectory = fakeDirectory{}
+
+func (d fakeDirectory) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
+	return domain.AccountHolder{}, d.err
 }

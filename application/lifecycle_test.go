@@ -33,7 +33,7 @@ type lcWorld struct {
 	merchant domain.Principal
 	fee      domain.FeePolicy
 	receiver domain.AccountHolder
-	ledger   *lcLedger
+	ledger   *fakeLedger
 	devolver *fakeAcquirer
 	late     []application.LatePayment
 
@@ -54,12 +54,13 @@ func newLcWorld(t testing.TB) *lcWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clock := newFakeClock(lcStart)
 	w := &lcWorld{
-		clock: newFakeClock(lcStart), repo: newFakeTransactions(), emitter: &fakeEmitter{},
+		clock: clock, repo: newFakeTransactions(), emitter: &fakeEmitter{},
 		merchant: domain.Principal{AccountID: "acct-lc-1", Scopes: domain.AllScopes()},
 		fee:      domain.FeePolicy{FixedCents: 10, BasisPoints: 99},
 		receiver: receiver,
-		ledger:   newLcLedger(), devolver: &fakeAcquirer{},
+		ledger:   newFakeLedger(clock), devolver: &fakeAcquirer{},
 	}
 	w.create = application.NewCreateTransaction(w.repo, w.emitter, fakeRenderer{}, &fakeIDs{}, &fakeCapabilities{}, w.clock)
 	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &fakeIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
@@ -583,13 +584,13 @@ func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
 		"settle without a clock":     func() { sandbox.NewSettleTransactions(repo, nil, "SANDBOX", 0) },
 		"settle without an acquirer": func() { sandbox.NewSettleTransactions(repo, clock, "", 0) },
 		"notifications without a decoder": func() {
-			application.NewApplyPixNotifications(repo, newLcLedger(), &fakeAcquirer{}, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, newFakeLedger(clock), &fakeAcquirer{}, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a clock": func() {
-			application.NewApplyPixNotifications(repo, newLcLedger(), &fakeAcquirer{}, fakeTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, newFakeLedger(clock), &fakeAcquirer{}, fakeTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a repository": func() {
-			application.NewApplyPixNotifications(nil, newLcLedger(), &fakeAcquirer{}, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(nil, newFakeLedger(clock), &fakeAcquirer{}, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a ledger": func() {
 			application.NewApplyPixNotifications(repo, nil, &fakeAcquirer{}, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})

@@ -526,7 +526,13 @@ func TestRunKeepsToItsConcurrency(t *testing.T) {
 func TestListEvents(t *testing.T) {
 	w := newWhWorld(t)
 	txs := &whTransactions{owned: map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"}}
-	wds := &whWithdrawals{owned: map[string]string{"wd-1": "acc-1"}}
+	wds := newFakeWithdrawals(newFakeLedger(w.clock))
+	wd, err := domain.NewWithdrawal("wd-1", "acc-1", "SANDBOX", domain.Payout{Amount: 3000,
+		PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, whStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wds.put(wd)
 	first := w.event(t)
 	w.clock.Advance(time.Second)
 	second := w.event(t)
@@ -631,19 +637,6 @@ func (r *whTransactions) Get(_ context.Context, accountID, id string) (*domain.T
 		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
 	}
 	return &domain.Transaction{}, nil
-}
-
-// whWithdrawals is whTransactions for withdrawals.
-type whWithdrawals struct {
-	ports.WithdrawalRepository
-	owned map[string]string
-}
-
-func (r *whWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
-	if r.owned[id] != accountID || accountID == "" {
-		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
-	}
-	return &domain.Withdrawal{}, nil
 }
 
 func TestAHostThatKeepsNotAnsweringIsHeldBackWithoutSpendingAttemptsThenProbedOnce(t *testing.T) {
