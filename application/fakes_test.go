@@ -10,9 +10,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -395,8 +395,9 @@ type fakeTransactions struct {
 	// failUpdate, when it returns an error for an id, makes Update of that id fail with it.
 	failUpdate func(id string) error
 	// afterList runs after ListByStatus answered, to stage a change that makes the list stale.
-	afterList func()
-	conflicts int // version conflicts seen, for the tests that want races to have happened
+	afterList  func()
+	conflicts  int // version conflicts seen, for the tests that want races to have happened
+	pixLookups int // look-ups by PIX location or txid, for the tests of what is looked up
 }
 
 var _ ports.TransactionRepository = (*fakeTransactions)(nil)
@@ -464,6 +465,7 @@ func (r *fakeTransactions) FindByCobTxID(_ context.Context, txid string) (*domai
 func (r *fakeTransactions) findPix(match func(domain.PixLocation) bool) (*domain.Transaction, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pixLookups++
 	for _, rec := range r.records {
 		if rec.Pix != nil && rec.Pix.Location.Dynamic() && match(rec.Pix.Location) {
 			return r.out(rec), nil
@@ -493,8 +495,35 @@ func (r *fakeTransactions) FindByPaymentToken(_ context.Context, token string) (
 	return nil, fmt.Errorf("payment token: %w", domain.ErrNotFound)
 }
 
-func (r *fakeTransactions) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
-	return ports.TransactionPage{}, errors.New("fakeTransactions: List is not used by the lifecycle tests")
+// List answers the matching transactions newest first. It filters on the account, the dates,
+// the statuses and the id, and refuses the other filters, which no test here needs (the
+// conformance suite pins them on every store).
+func (r *fakeTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
+	rest := f
+	rest.AccountID, rest.StartDate, rest.EndDate, rest.Statuses, rest.ID = "", nil, nil, nil, ""
+	if !reflect.ValueOf(rest).IsZero() {
+		return ports.TransactionPage{}, fmt.Errorf("fakeTransactions: List does not fake the filter %+v", rest)
+	}
+	r.mu.Lock()
+	var all []*domain.Transaction
+	for _, rec := range r.records {
+		switch {
+		case rec.AccountID != f.AccountID,
+			f.StartDate != nil && rec.CreatedAt.Before(*f.StartDate),
+			f.EndDate != nil && rec.CreatedAt.After(*f.EndDate),
+			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, rec.Status),
+			f.ID != "" && rec.ID != f.ID:
+			continue
+		}
+		all = append(all, r.out(rec))
+	}
+	r.mu.Unlock()
+	slices.SortFunc(all, func(a, b *domain.Transaction) int {
+		return cmp.Or(b.CreatedAt().Compare(a.CreatedAt()), cmp.Compare(b.ID(), a.ID()))
+	})
+	p = p.Clamped()
+	from := min((p.Number-1)*p.Size, len(all))
+	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
 }
 
 func (r *fakeTransactions) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
@@ -562,6 +591,13 @@ func (r *fakeTransactions) ListByStatus(_ context.Context, status domain.Transac
 		after()
 	}
 	return out[:min(limit, len(out))], nil
+}
+
+// put stores t as it is, without its events, for tests that stage a store.
+func (r *fakeTransactions) put(t *domain.Transaction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records[t.ID()] = t.Record()
 }
 
 // stored returns the stored transaction whatever its account.

@@ -3,7 +3,6 @@ package application_test
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,47 +11,8 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// The ledger audit runs on the package's fakes (fakes_test.go), staged by vfWorld with a
-// store's worth of entries and resources; the transactions and accounts it reads embed their
-// port, so that a method the audit must not call panics.
-
-type vfTransactions struct {
-	ports.TransactionRepository
-	items map[string]*domain.Transaction
-}
-
-func (r *vfTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
-	var all []*domain.Transaction
-	for _, t := range r.items {
-		if t.AccountID() == f.AccountID {
-			all = append(all, domain.UnmarshalTransactionFromDatabase(t.Record()))
-		}
-	}
-	slices.SortFunc(all, func(a, b *domain.Transaction) int { return strings.Compare(b.ID(), a.ID()) })
-	from := min((p.Number-1)*p.Size, len(all))
-	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
-}
-
-func (r *vfTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
-	t, ok := r.items[id]
-	if !ok || t.AccountID() != accountID {
-		return nil, domain.ErrNotFound
-	}
-	return domain.UnmarshalTransactionFromDatabase(t.Record()), nil
-}
-
-type vfAccounts struct {
-	ports.AccountRepository
-	ids []string
-}
-
-func (r *vfAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
-	var out []*domain.Account
-	for _, id := range r.ids {
-		out = append(out, domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: id, Name: "Loja " + id, Status: domain.AccountActive, CreatedAt: vfNow}))
-	}
-	return out, nil
-}
+// The ledger audit runs on the package's fakes (fakes_test.go), which vfWorld stages with a
+// store's worth of entries and resources.
 
 var vfNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -62,16 +22,16 @@ const vfAccount = "acc-1"
 // charge, a partial refund completed, a withdrawal that failed, and a late payment returned.
 type vfWorld struct {
 	ledger      *fakeLedger
-	txs         *vfTransactions
+	txs         *fakeTransactions
 	withdrawals *fakeWithdrawals
-	accounts    *vfAccounts
+	accounts    *fakeAccounts
 }
 
 func newVfWorld(t *testing.T) *vfWorld {
 	t.Helper()
 	ledger := newFakeLedger(newFakeClock(vfNow))
-	w := &vfWorld{ledger: ledger, txs: &vfTransactions{items: map[string]*domain.Transaction{}},
-		withdrawals: newFakeWithdrawals(ledger), accounts: &vfAccounts{ids: []string{vfAccount}}}
+	w := &vfWorld{ledger: ledger, txs: newFakeTransactions(), withdrawals: newFakeWithdrawals(ledger), accounts: newFakeAccounts()}
+	vfAddAccount(t, w.accounts, vfAccount)
 	at := vfNow.Add(-time.Hour)
 	step := func(err error) {
 		t.Helper()
@@ -90,7 +50,7 @@ func newVfWorld(t *testing.T) *vfWorld {
 	step(tx.ConfirmRefund("rf1", "D1", at))
 	w.ledger.record(t, tx.Postings()...)
 	tx.MarkStored(tx.Version() + 1)
-	w.txs.items[tx.ID()] = tx
+	w.txs.put(tx)
 
 	wd, err := domain.NewWithdrawal("wd1", vfAccount, "SANDBOX", domain.Payout{Amount: 3000, Fee: 100, PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, at)
 	step(err)
@@ -107,6 +67,15 @@ func newVfWorld(t *testing.T) *vfWorld {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// vfAddAccount stores an active merchant account created at vfNow.
+func vfAddAccount(t *testing.T, accounts *fakeAccounts, id string) {
+	t.Helper()
+	a := domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: id, Name: "Loja " + id, Status: domain.AccountActive, CreatedAt: vfNow})
+	if err := accounts.CreateAccount(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (w *vfWorld) verify(t *testing.T, accountID string) application.LedgerReport {
@@ -256,7 +225,7 @@ func TestVerifyLedgerAllows(t *testing.T) {
 			w.ledger.record(t, domain.OpeningBalancePostings(vfAccount, domain.LedgerBalance{}, domain.LedgerBalance{Available: 500, Blocked: 20})...)
 		}},
 		{"an account with no entries and nothing to record", func(t *testing.T, w *vfWorld) {
-			w.accounts.ids = append(w.accounts.ids, "acc-empty")
+			vfAddAccount(t, w.accounts, "acc-empty")
 		}},
 	}
 	for _, c := range cases {

@@ -525,7 +525,15 @@ func TestRunKeepsToItsConcurrency(t *testing.T) {
 
 func TestListEvents(t *testing.T) {
 	w := newWhWorld(t)
-	txs := &whTransactions{owned: map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"}}
+	txs := newFakeTransactions()
+	for id, account := range map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"} {
+		tx, err := domain.NewTransaction(id, "payment-token-of-the-"+id, account, "SANDBOX", domain.Order{Amount: 1000,
+			PaymentMethod: domain.PaymentPIX, ExpirationSeconds: 3600, IsInfoProduct: true}, domain.Idempotency{}, whStart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txs.put(tx)
+	}
 	wds := newFakeWithdrawals(newFakeLedger(w.clock))
 	wd, err := domain.NewWithdrawal("wd-1", "acc-1", "SANDBOX", domain.Payout{Amount: 3000,
 		PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, whStart)
@@ -624,19 +632,6 @@ func whFail(text string) func(ports.WebhookMessage) (ports.WebhookResponse, erro
 	return func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 		return ports.WebhookResponse{}, errors.New(text)
 	}
-}
-
-// whTransactions knows which account owns which transaction; only Get is implemented.
-type whTransactions struct {
-	ports.TransactionRepository
-	owned map[string]string // transaction id → account id
-}
-
-func (r *whTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
-	if r.owned[id] != accountID || accountID == "" {
-		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
-	}
-	return &domain.Transaction{}, nil
 }
 
 func TestAHostThatKeepsNotAnsweringIsHeldBackWithoutSpendingAttemptsThenProbedOnce(t *testing.T) {
