@@ -1254,3 +1254,25 @@ var _ ports.PixDirectory = fakeDirectory{}
 func (d fakeDirectory) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
 	return domain.AccountHolder{}, d.err
 }
+
+// fakeSigner records what it signs and writes a token that names it, or fails with err when
+// set.
+type fakeSigner struct {
+	mu     sync.Mutex
+	signed []ports.PixLocationPayload
+	err    error
+}
+
+var _ ports.PixLocationSigner = (*fakeSigner)(nil)
+
+func (s *fakeSigner) Sign(_ context.Context, p ports.PixLocationPayload) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return "", s.err
+	}
+	s.signed = append(s.signed, p)
+	return fmt.Sprintf("jws-%d-%s-%s-%d", len(s.signed), p.Cob.Location.ID, p.Cob.Status, p.Cob.Revision), nil
+}
+
+func (s *fakeSigner) KeySet() []byte { return []byte(`{"keys":[]}`) }
