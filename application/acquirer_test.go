@@ -26,7 +26,7 @@ const (
 )
 
 func lcPayment(id string) application.PixNotification {
-	return application.PixNotification{EndToEndID: lcE2E, TxID: lcTxID(id), Amount: 12345, PaidAt: lcStart.Add(3 * time.Second)}
+	return application.PixNotification{EndToEndID: lcE2E, TxID: fakeTxID(id), Amount: 12345, PaidAt: lcStart.Add(3 * time.Second)}
 }
 
 func lcRefundNote(id string, status application.PixRefundStatus, amount domain.Cents) application.PixNotification {
@@ -65,7 +65,7 @@ func TestAcquirerPaymentSetsWhatTheCallbackSays(t *testing.T) {
 	id := w.newTransaction(t)
 	w.clock.Advance(10 * time.Second)
 	res := w.notify(t, lcPayment(id))[0]
-	if res.Outcome != application.OutcomeApplied || res.Status != domain.TxPaid || res.EndToEndID != lcE2E || res.TxID != lcTxID(id) {
+	if res.Outcome != application.OutcomeApplied || res.Status != domain.TxPaid || res.EndToEndID != lcE2E || res.TxID != fakeTxID(id) {
 		t.Fatalf("result = %+v", res)
 	}
 	tx := w.repo.stored(id)

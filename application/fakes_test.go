@@ -1,9 +1,12 @@
 package application_test
 
 // The hand-written fakes of the ports the use cases of this package need, one of each port,
-// shared by every test: a clock the test moves, the account, transaction and withdrawal
-// stores, the ledger, the outbox, the emitter and the acquirer. Each keeps what it stores in
-// memory, copies records in and out as a database would, and can be told to fail.
+// shared by every test of the package: a clock the test moves, ids and payment tokens, the
+// account, transaction and withdrawal stores, the ledger, the outbox, the webhook sender and
+// encoder, the token issuer, verifier and exchanger, the PIX emitter, renderer, txid decoder,
+// directory and location signer, the acquirer and a random draw. The stores keep what they
+// hold in memory, copy records in and out as a database would, and can be told to fail; the
+// test fixtures ("worlds") that wire them to use cases stay beside their tests.
 
 import (
 	"bytes"
@@ -22,6 +25,30 @@ import (
 
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+)
+
+// Each fake is the port it stands for.
+var (
+	_ ports.Clock                 = (*fakeClock)(nil)
+	_ ports.IDGenerator           = (*fakeIDs)(nil)
+	_ ports.CapabilityGenerator   = (*fakeCapabilities)(nil)
+	_ ports.AccountRepository     = (*fakeAccounts)(nil)
+	_ ports.TransactionRepository = (*fakeTransactions)(nil)
+	_ ports.WithdrawalRepository  = (*fakeWithdrawals)(nil)
+	_ ports.Ledger                = (*fakeLedger)(nil)
+	_ ports.Outbox                = (*fakeOutbox)(nil)
+	_ ports.WebhookSender         = (*fakeSender)(nil)
+	_ ports.EventEncoder          = fakeEncoder{}
+	_ ports.TokenIssuer           = (*fakeIssuer)(nil)
+	_ ports.TokenVerifier         = (*fakeVerifier)(nil)
+	_ ports.CredentialExchanger   = (*fakeExchanger)(nil)
+	_ ports.PixEmitter            = (*fakeEmitter)(nil)
+	_ ports.QRRenderer            = fakeRenderer{}
+	_ ports.TxIDDecoder           = fakeTxIDs{}
+	_ ports.PixDirectory          = fakeDirectory{}
+	_ ports.PixLocationSigner     = (*fakeSigner)(nil)
+	_ ports.Acquirer              = (*fakeAcquirer)(nil)
+	_ ports.Random                = fakeRandom(0)
 )
 
 // fakeClock is a clock that moves only when the test advances it.
@@ -68,8 +95,6 @@ type fakeAccounts struct {
 	beforeCreateCredential func(domain.Credential)
 }
 
-var _ ports.AccountRepository = (*fakeAccounts)(nil)
-
 func newFakeAccounts() *fakeAccounts {
 	return &fakeAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}, calls: map[string]int{}}
 }
@@ -97,11 +122,11 @@ func (r *fakeAccounts) SetFail(err error) {
 	r.mu.Unlock()
 }
 
-func authCopyAccount(a *domain.Account) *domain.Account {
+func copyAccount(a *domain.Account) *domain.Account {
 	return domain.UnmarshalAccountFromDatabase(a.Record())
 }
 
-func authCopyCredential(c domain.Credential) domain.Credential {
+func copyCredential(c domain.Credential) domain.Credential {
 	c.SecretHash = bytes.Clone(c.SecretHash)
 	if c.RevokedAt != nil {
 		t := *c.RevokedAt
@@ -123,7 +148,7 @@ func (r *fakeAccounts) CreateAccount(_ context.Context, a *domain.Account) error
 	if _, ok := r.accounts[a.ID()]; ok {
 		return ports.ErrDuplicate
 	}
-	r.accounts[a.ID()] = authCopyAccount(a)
+	r.accounts[a.ID()] = copyAccount(a)
 	return nil
 }
 
@@ -137,7 +162,7 @@ func (r *fakeAccounts) GetAccount(_ context.Context, id string) (*domain.Account
 	if !ok {
 		return nil, domain.ErrNotFound
 	}
-	return authCopyAccount(a), nil
+	return copyAccount(a), nil
 }
 
 func (r *fakeAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
@@ -148,7 +173,7 @@ func (r *fakeAccounts) ListAccounts(context.Context) ([]*domain.Account, error) 
 	}
 	out := []*domain.Account{}
 	for _, a := range r.accounts {
-		out = append(out, authCopyAccount(a))
+		out = append(out, copyAccount(a))
 	}
 	slices.SortFunc(out, func(a, b *domain.Account) int {
 		if c := a.CreatedAt().Compare(b.CreatedAt()); c != 0 {
@@ -169,7 +194,7 @@ func (r *fakeAccounts) UpdateAccount(_ context.Context, id string, fn func(*doma
 	if !ok {
 		return domain.ErrNotFound
 	}
-	work := authCopyAccount(a)
+	work := copyAccount(a)
 	if err := fn(work); err != nil {
 		return err
 	}
@@ -203,7 +228,7 @@ func (r *fakeAccounts) CreateCredential(_ context.Context, c domain.Credential) 
 	if active >= domain.MaxActiveCredentials && !c.Revoked() {
 		return domain.ErrCredentialLimit
 	}
-	r.credentials[c.ClientID] = authCopyCredential(c)
+	r.credentials[c.ClientID] = copyCredential(c)
 	return nil
 }
 
@@ -235,7 +260,7 @@ func (r *fakeAccounts) GetCredential(_ context.Context, clientID string) (domain
 	if !ok {
 		return domain.Credential{}, domain.ErrNotFound
 	}
-	return authCopyCredential(c), nil
+	return copyCredential(c), nil
 }
 
 func (r *fakeAccounts) ListCredentials(_ context.Context, accountID string) ([]domain.Credential, error) {
@@ -247,7 +272,7 @@ func (r *fakeAccounts) ListCredentials(_ context.Context, accountID string) ([]d
 	out := []domain.Credential{}
 	for _, c := range r.credentials {
 		if c.AccountID == accountID {
-			out = append(out, authCopyCredential(c))
+			out = append(out, copyCredential(c))
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.Credential) int {
@@ -356,6 +381,7 @@ func (e *fakeEmitter) Emit(_ context.Context, c domain.PixCharge) (domain.PixCod
 	return domain.PixCode{URI: "000201-fake-code-of-" + c.TransactionID}, nil
 }
 
+// fakeRenderer draws a QR code as a PNG signature followed by its content.
 type fakeRenderer struct{}
 
 func (fakeRenderer) RenderPNG(_ context.Context, content string) ([]byte, error) {
@@ -366,7 +392,7 @@ func (fakeRenderer) RenderPNG(_ context.Context, content string) ([]byte, error)
 // without dashes, as far as this fake knows.
 type fakeTxIDs struct{}
 
-func lcTxID(id string) string {
+func fakeTxID(id string) string {
 	out := []byte("tx")
 	for i := 0; i < len(id); i++ {
 		if id[i] != '-' {
@@ -399,8 +425,6 @@ type fakeTransactions struct {
 	conflicts  int // version conflicts seen, for the tests that want races to have happened
 	pixLookups int // look-ups by PIX location or txid, for the tests of what is looked up
 }
-
-var _ ports.TransactionRepository = (*fakeTransactions)(nil)
 
 func newFakeTransactions() *fakeTransactions {
 	return &fakeTransactions{records: map[string]domain.TransactionRecord{}}
@@ -633,8 +657,6 @@ type fakeLedger struct {
 	balances map[string]domain.LedgerBalance
 }
 
-var _ ports.Ledger = (*fakeLedger)(nil)
-
 func newFakeLedger(clock ports.Clock) *fakeLedger {
 	return &fakeLedger{clock: clock, entries: map[string][]domain.Entry{}, claims: map[string]ports.PaymentClaim{},
 		balances: map[string]domain.LedgerBalance{}}
@@ -828,8 +850,6 @@ type fakeWithdrawals struct {
 	balanceFirst bool
 }
 
-var _ ports.WithdrawalRepository = (*fakeWithdrawals)(nil)
-
 func newFakeWithdrawals(ledger *fakeLedger) *fakeWithdrawals {
 	return &fakeWithdrawals{ledger: ledger, records: map[string]domain.WithdrawalRecord{}}
 }
@@ -1006,8 +1026,6 @@ type outboxItem struct {
 	seq   int
 }
 
-var _ ports.Outbox = (*fakeOutbox)(nil)
-
 func newFakeOutbox() *fakeOutbox {
 	return &fakeOutbox{items: map[string]*outboxItem{}, pending: map[string]*outboxItem{}, claimedBy: map[string]int{}}
 }
@@ -1139,8 +1157,6 @@ func (o *fakeOutbox) count(s ports.DeliveryStatus) int {
 // fakeEncoder stands in for the HTTP adapter's encoder: the event's id and type as JSON.
 type fakeEncoder struct{}
 
-var _ ports.EventEncoder = fakeEncoder{}
-
 func (fakeEncoder) EncodeEvent(e domain.Event) ([]byte, error) {
 	return json.Marshal(map[string]string{"id": e.ID, "type": e.Type, "createdAt": e.CreatedAt.Format(time.RFC3339Nano)})
 }
@@ -1180,8 +1196,6 @@ type fakeSender struct {
 	maxInFlight atomic.Int64
 	overlap     atomic.Int64
 }
-
-var _ ports.WebhookSender = (*fakeSender)(nil)
 
 // script queues replies; a reply may also take the sentMessage form to see the context.
 func (s *fakeSender) script(replies ...any) {
@@ -1249,8 +1263,6 @@ func (s *fakeSender) sent() []ports.WebhookMessage {
 // fakeDirectory is a PIX directory that cannot answer: every look-up fails with err.
 type fakeDirectory struct{ err error }
 
-var _ ports.PixDirectory = fakeDirectory{}
-
 func (d fakeDirectory) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
 	return domain.AccountHolder{}, d.err
 }
@@ -1262,8 +1274,6 @@ type fakeSigner struct {
 	signed []ports.PixLocationPayload
 	err    error
 }
-
-var _ ports.PixLocationSigner = (*fakeSigner)(nil)
 
 func (s *fakeSigner) Sign(_ context.Context, p ports.PixLocationPayload) (string, error) {
 	s.mu.Lock()
