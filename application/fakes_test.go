@@ -4,9 +4,10 @@ package application_test
 // shared by every test of the package: a clock the test moves, ids and payment tokens, the
 // account, transaction and withdrawal stores, the ledger, the outbox, the webhook sender and
 // encoder, the token issuer, verifier and exchanger, the PIX emitter, renderer, txid decoder,
-// directory and location signer, the acquirer and a random draw. The stores keep what they
-// hold in memory, copy records in and out as a database would, and can be told to fail; the
-// test fixtures ("worlds") that wire them to use cases stay beside their tests.
+// directory and location signer, the acquirer, a random draw and a loopback resolver. The
+// stores keep what they hold in memory, copy records in and out as a database would, and can
+// be told to fail; the test fixtures ("worlds") that wire them to use cases stay beside their
+// tests.
 
 import (
 	"bytes"
@@ -15,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/netip"
 	"reflect"
 	"runtime"
 	"slices"
@@ -1286,3 +1288,11 @@ func (s *fakeSigner) Sign(_ context.Context, p ports.PixLocationPayload) (string
 }
 
 func (s *fakeSigner) KeySet() []byte { return []byte(`{"keys":[]}`) }
+
+// loopbackResolver resolves every name to 127.0.0.1, for the real webhook sender of the
+// integration tests: no test request leaves the machine.
+type loopbackResolver struct{}
+
+func (loopbackResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
