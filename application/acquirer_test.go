@@ -13,9 +13,9 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// lcAcquirer is the acquirer's side of an lcWorld.
+// acquirer is the acquirer's side of an lcWorld.
 func (w *lcWorld) acquirer() *application.ApplyPixNotifications {
-	return application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, lcTxIDs{}, w.clock, w.fee, &w.receiver,
+	return application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, fakeTxIDs{}, w.clock, w.fee, &w.receiver,
 		func(l application.LatePayment) { w.late = append(w.late, l) })
 }
 
@@ -26,7 +26,7 @@ const (
 )
 
 func lcPayment(id string) application.PixNotification {
-	return application.PixNotification{EndToEndID: lcE2E, TxID: lcTxID(id), Amount: 12345, PaidAt: lcStart.Add(3 * time.Second)}
+	return application.PixNotification{EndToEndID: lcE2E, TxID: fakeTxID(id), Amount: 12345, PaidAt: lcStart.Add(3 * time.Second)}
 }
 
 func lcRefundNote(id string, status application.PixRefundStatus, amount domain.Cents) application.PixNotification {
@@ -65,7 +65,7 @@ func TestAcquirerPaymentSetsWhatTheCallbackSays(t *testing.T) {
 	id := w.newTransaction(t)
 	w.clock.Advance(10 * time.Second)
 	res := w.notify(t, lcPayment(id))[0]
-	if res.Outcome != application.OutcomeApplied || res.Status != domain.TxPaid || res.EndToEndID != lcE2E || res.TxID != lcTxID(id) {
+	if res.Outcome != application.OutcomeApplied || res.Status != domain.TxPaid || res.EndToEndID != lcE2E || res.TxID != fakeTxID(id) {
 		t.Fatalf("result = %+v", res)
 	}
 	tx := w.repo.stored(id)
@@ -436,8 +436,8 @@ func TestAcquirerPaymentTimeOutsideTheChargesLifeIsInvalidAndChangesNothing(t *t
 			if len(res.Refunds) != 1 || res.Refunds[0].Outcome != application.OutcomeInvalidTime {
 				t.Fatalf("refund results = %+v, want invalid_time", res.Refunds)
 			}
-			if len(w.ledger.claims) != 0 || len(w.ledger.posted) != 0 {
-				t.Fatalf("the ledger recorded claims %v and postings %v for an invalid time", w.ledger.claims, w.ledger.posted)
+			if len(w.ledger.claims) != 0 || len(w.ledger.entries) != 0 {
+				t.Fatalf("the ledger recorded claims %v and entries %v for an invalid time", w.ledger.claims, w.ledger.entries)
 			}
 			if tx := w.repo.stored(id); tx.Status() != domain.TxPixQRCodeGenerated || tx.EndToEnd() != "" {
 				t.Fatalf("the charge moved to %s (endToEnd %q)", tx.Status(), tx.EndToEnd())

@@ -150,7 +150,7 @@ func TestIssueUpstreamTokenPassesTheRequestedScopesOn(t *testing.T) {
 	w := newAuthWorld(t)
 	ctx := context.Background()
 	acc := w.newAccount(t, domain.ScopeTransactionRead)
-	ex := &authExchanger{secrets: map[string]string{acc.Credential.ClientID: "upstream-secret"},
+	ex := &fakeExchanger{secrets: map[string]string{acc.Credential.ClientID: "upstream-secret"},
 		scopes: []domain.Scope{domain.ScopeTransactionRead}, clock: w.clock}
 	uc := application.NewIssueUpstreamToken(w.repo, ex)
 	asked := []domain.Scope{domain.ScopeTransactionRead}

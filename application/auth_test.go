@@ -25,8 +25,8 @@ type authWorld struct {
 	clock    *fakeClock
 	ids      *fakeIDs
 	repo     *fakeAccounts
-	issuer   *authIssuer
-	verifier *authVerifier
+	issuer   *fakeIssuer
+	verifier *fakeVerifier
 	hasher   *system.ClientSecrets
 
 	issue         *application.IssueToken
@@ -39,8 +39,8 @@ type authWorld struct {
 
 func newAuthWorld(t testing.TB) *authWorld {
 	t.Helper()
-	w := &authWorld{clock: &fakeClock{now: authStart}, ids: &fakeIDs{}, repo: newFakeAccounts(), verifier: &authVerifier{tokens: map[string]ports.TokenClaims{}}}
-	w.issuer = &authIssuer{clock: w.clock}
+	w := &authWorld{clock: &fakeClock{now: authStart}, ids: &fakeIDs{}, repo: newFakeAccounts(), verifier: &fakeVerifier{tokens: map[string]ports.TokenClaims{}}}
+	w.issuer = &fakeIssuer{clock: w.clock}
 	h, err := system.NewClientSecrets([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestIssueUpstreamToken(t *testing.T) {
 	ctx := context.Background()
 	acc := w.newAccount(t, domain.ScopeTransactionRead, domain.ScopeTransactionWrite)
 	unknownLocally := "upstream-only"
-	ex := &authExchanger{
+	ex := &fakeExchanger{
 		secrets: map[string]string{acc.Credential.ClientID: "upstream-secret", unknownLocally: "upstream-secret"},
 		scopes:  []domain.Scope{domain.ScopeTransactionRead, domain.ScopeWithdrawalWrite},
 		clock:   w.clock,

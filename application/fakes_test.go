@@ -1,23 +1,56 @@
 package application_test
 
 // The hand-written fakes of the ports the use cases of this package need, one of each port,
-// shared by every test: a clock the test moves, the account, transaction and withdrawal
-// stores, the ledger, the outbox, the emitter and the acquirer. Each keeps what it stores in
-// memory, copies records in and out as a database would, and can be told to fail.
+// shared by every test of the package: a clock the test moves, ids and payment tokens, the
+// account, transaction and withdrawal stores, the ledger, the outbox, the webhook sender and
+// encoder, the token issuer, verifier and exchanger, the PIX emitter, renderer, txid decoder,
+// directory and location signer, the acquirer, a random draw and a loopback resolver. The
+// stores keep what they hold in memory, copy records in and out as a database would, and can
+// be told to fail; the test fixtures ("worlds") that wire them to use cases stay beside their
+// tests.
 
 import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"net/netip"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+)
+
+// Each fake is the port it stands for.
+var (
+	_ ports.Clock                 = (*fakeClock)(nil)
+	_ ports.IDGenerator           = (*fakeIDs)(nil)
+	_ ports.CapabilityGenerator   = (*fakeCapabilities)(nil)
+	_ ports.AccountRepository     = (*fakeAccounts)(nil)
+	_ ports.TransactionRepository = (*fakeTransactions)(nil)
+	_ ports.WithdrawalRepository  = (*fakeWithdrawals)(nil)
+	_ ports.Ledger                = (*fakeLedger)(nil)
+	_ ports.Outbox                = (*fakeOutbox)(nil)
+	_ ports.WebhookSender         = (*fakeSender)(nil)
+	_ ports.EventEncoder          = fakeEncoder{}
+	_ ports.TokenIssuer           = (*fakeIssuer)(nil)
+	_ ports.TokenVerifier         = (*fakeVerifier)(nil)
+	_ ports.CredentialExchanger   = (*fakeExchanger)(nil)
+	_ ports.PixEmitter            = (*fakeEmitter)(nil)
+	_ ports.QRRenderer            = fakeRenderer{}
+	_ ports.TxIDDecoder           = fakeTxIDs{}
+	_ ports.PixDirectory          = fakeDirectory{}
+	_ ports.PixLocationSigner     = (*fakeSigner)(nil)
+	_ ports.Acquirer              = (*fakeAcquirer)(nil)
+	_ ports.Random                = fakeRandom(0)
 )
 
 // fakeClock is a clock that moves only when the test advances it.
@@ -64,8 +97,6 @@ type fakeAccounts struct {
 	beforeCreateCredential func(domain.Credential)
 }
 
-var _ ports.AccountRepository = (*fakeAccounts)(nil)
-
 func newFakeAccounts() *fakeAccounts {
 	return &fakeAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}, calls: map[string]int{}}
 }
@@ -93,11 +124,11 @@ func (r *fakeAccounts) SetFail(err error) {
 	r.mu.Unlock()
 }
 
-func authCopyAccount(a *domain.Account) *domain.Account {
+func copyAccount(a *domain.Account) *domain.Account {
 	return domain.UnmarshalAccountFromDatabase(a.Record())
 }
 
-func authCopyCredential(c domain.Credential) domain.Credential {
+func copyCredential(c domain.Credential) domain.Credential {
 	c.SecretHash = bytes.Clone(c.SecretHash)
 	if c.RevokedAt != nil {
 		t := *c.RevokedAt
@@ -119,7 +150,7 @@ func (r *fakeAccounts) CreateAccount(_ context.Context, a *domain.Account) error
 	if _, ok := r.accounts[a.ID()]; ok {
 		return ports.ErrDuplicate
 	}
-	r.accounts[a.ID()] = authCopyAccount(a)
+	r.accounts[a.ID()] = copyAccount(a)
 	return nil
 }
 
@@ -133,7 +164,7 @@ func (r *fakeAccounts) GetAccount(_ context.Context, id string) (*domain.Account
 	if !ok {
 		return nil, domain.ErrNotFound
 	}
-	return authCopyAccount(a), nil
+	return copyAccount(a), nil
 }
 
 func (r *fakeAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
@@ -144,7 +175,7 @@ func (r *fakeAccounts) ListAccounts(context.Context) ([]*domain.Account, error) 
 	}
 	out := []*domain.Account{}
 	for _, a := range r.accounts {
-		out = append(out, authCopyAccount(a))
+		out = append(out, copyAccount(a))
 	}
 	slices.SortFunc(out, func(a, b *domain.Account) int {
 		if c := a.CreatedAt().Compare(b.CreatedAt()); c != 0 {
@@ -165,7 +196,7 @@ func (r *fakeAccounts) UpdateAccount(_ context.Context, id string, fn func(*doma
 	if !ok {
 		return domain.ErrNotFound
 	}
-	work := authCopyAccount(a)
+	work := copyAccount(a)
 	if err := fn(work); err != nil {
 		return err
 	}
@@ -199,7 +230,7 @@ func (r *fakeAccounts) CreateCredential(_ context.Context, c domain.Credential) 
 	if active >= domain.MaxActiveCredentials && !c.Revoked() {
 		return domain.ErrCredentialLimit
 	}
-	r.credentials[c.ClientID] = authCopyCredential(c)
+	r.credentials[c.ClientID] = copyCredential(c)
 	return nil
 }
 
@@ -231,7 +262,7 @@ func (r *fakeAccounts) GetCredential(_ context.Context, clientID string) (domain
 	if !ok {
 		return domain.Credential{}, domain.ErrNotFound
 	}
-	return authCopyCredential(c), nil
+	return copyCredential(c), nil
 }
 
 func (r *fakeAccounts) ListCredentials(_ context.Context, accountID string) ([]domain.Credential, error) {
@@ -243,7 +274,7 @@ func (r *fakeAccounts) ListCredentials(_ context.Context, accountID string) ([]d
 	out := []domain.Credential{}
 	for _, c := range r.credentials {
 		if c.AccountID == accountID {
-			out = append(out, authCopyCredential(c))
+			out = append(out, copyCredential(c))
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.Credential) int {
@@ -273,14 +304,14 @@ func (r *fakeAccounts) RevokeCredential(_ context.Context, accountID, clientID s
 	return nil
 }
 
-// authIssuer is a ports.TokenIssuer whose tokens are readable strings.
-type authIssuer struct {
+// fakeIssuer is a ports.TokenIssuer whose tokens are readable strings.
+type fakeIssuer struct {
 	clock  ports.Clock
 	mu     sync.Mutex
 	issued []domain.Principal
 }
 
-func (i *authIssuer) Issue(_ context.Context, p domain.Principal, lifetime time.Duration) (ports.IssuedToken, error) {
+func (i *fakeIssuer) Issue(_ context.Context, p domain.Principal, lifetime time.Duration) (ports.IssuedToken, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.issued = append(i.issued, p)
@@ -288,18 +319,18 @@ func (i *authIssuer) Issue(_ context.Context, p domain.Principal, lifetime time.
 	return ports.IssuedToken{Token: fmt.Sprintf("token-%d-%s", len(i.issued), p.ClientID), IssuedAt: now, ExpiresAt: now.Add(lifetime)}, nil
 }
 
-func (i *authIssuer) Issued() []domain.Principal {
+func (i *fakeIssuer) Issued() []domain.Principal {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return slices.Clone(i.issued)
 }
 
-// authVerifier is a ports.TokenVerifier that knows the tokens it was told about.
-type authVerifier struct {
+// fakeVerifier is a ports.TokenVerifier that knows the tokens it was told about.
+type fakeVerifier struct {
 	tokens map[string]ports.TokenClaims
 }
 
-func (v *authVerifier) Verify(_ context.Context, raw string) (ports.TokenClaims, error) {
+func (v *fakeVerifier) Verify(_ context.Context, raw string) (ports.TokenClaims, error) {
 	c, ok := v.tokens[raw]
 	if !ok {
 		return ports.TokenClaims{}, fmt.Errorf("%w: unknown test token", ports.ErrInvalidToken)
@@ -307,8 +338,8 @@ func (v *authVerifier) Verify(_ context.Context, raw string) (ports.TokenClaims,
 	return c, nil
 }
 
-// authExchanger is a ports.CredentialExchanger answering from a table.
-type authExchanger struct {
+// fakeExchanger is a ports.CredentialExchanger answering from a table.
+type fakeExchanger struct {
 	secrets map[string]string // client id -> secret
 	scopes  []domain.Scope
 	down    bool
@@ -316,7 +347,7 @@ type authExchanger struct {
 	asked   []domain.Scope // the scopes of the last exchange
 }
 
-func (e *authExchanger) Exchange(_ context.Context, clientID, secret string, scopes []domain.Scope) (ports.UpstreamToken, error) {
+func (e *fakeExchanger) Exchange(_ context.Context, clientID, secret string, scopes []domain.Scope) (ports.UpstreamToken, error) {
 	e.asked = scopes
 	if e.down {
 		return ports.UpstreamToken{}, fmt.Errorf("%w: connection refused", ports.ErrUpstreamUnavailable)
@@ -327,42 +358,43 @@ func (e *authExchanger) Exchange(_ context.Context, clientID, secret string, sco
 	return ports.UpstreamToken{AccessToken: "upstream-" + clientID, Lifetime: 5 * time.Minute, ExpiresAt: e.clock.Now().Add(5 * time.Minute), Scopes: e.scopes}, nil
 }
 
-// lcTokens makes distinct payment page tokens, as readable as fakeIDs' ids.
-type lcTokens struct {
+// fakeCapabilities makes distinct payment page tokens, as readable as fakeIDs' ids.
+type fakeCapabilities struct {
 	mu sync.Mutex
 	n  int
 }
 
-func (g *lcTokens) NewCapability() string {
+func (g *fakeCapabilities) NewCapability() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.n++
 	return fmt.Sprintf("lc-payment-token-%012d", g.n)
 }
 
-// lcEmitter writes a fake BR Code, or fails with err when set.
-type lcEmitter struct{ err error }
+// fakeEmitter writes a fake BR Code, or fails with err when set.
+type fakeEmitter struct{ err error }
 
-func (e *lcEmitter) Acquirer() string { return "SANDBOX" }
+func (e *fakeEmitter) Acquirer() string { return "SANDBOX" }
 
-func (e *lcEmitter) Emit(_ context.Context, c domain.PixCharge) (domain.PixCode, error) {
+func (e *fakeEmitter) Emit(_ context.Context, c domain.PixCharge) (domain.PixCode, error) {
 	if e.err != nil {
 		return domain.PixCode{}, e.err
 	}
 	return domain.PixCode{URI: "000201-fake-code-of-" + c.TransactionID}, nil
 }
 
-type lcRenderer struct{}
+// fakeRenderer draws a QR code as a PNG signature followed by its content.
+type fakeRenderer struct{}
 
-func (lcRenderer) RenderPNG(_ context.Context, content string) ([]byte, error) {
+func (fakeRenderer) RenderPNG(_ context.Context, content string) ([]byte, error) {
 	return []byte("\x89PNG" + content), nil
 }
 
-// lcTxIDs maps txids to transaction ids: the txid of a transaction is "tx" followed by its id
+// fakeTxIDs maps txids to transaction ids: the txid of a transaction is "tx" followed by its id
 // without dashes, as far as this fake knows.
-type lcTxIDs struct{}
+type fakeTxIDs struct{}
 
-func lcTxID(id string) string {
+func fakeTxID(id string) string {
 	out := []byte("tx")
 	for i := 0; i < len(id); i++ {
 		if id[i] != '-' {
@@ -372,7 +404,7 @@ func lcTxID(id string) string {
 	return string(out)
 }
 
-func (lcTxIDs) TransactionID(txid string) (string, error) {
+func (fakeTxIDs) TransactionID(txid string) (string, error) {
 	if len(txid) != 34 || txid[:2] != "tx" {
 		return "", fmt.Errorf("txid %q: %w", txid, domain.ErrNotFound)
 	}
@@ -391,11 +423,10 @@ type fakeTransactions struct {
 	// failUpdate, when it returns an error for an id, makes Update of that id fail with it.
 	failUpdate func(id string) error
 	// afterList runs after ListByStatus answered, to stage a change that makes the list stale.
-	afterList func()
-	conflicts int // version conflicts seen, for the tests that want races to have happened
+	afterList  func()
+	conflicts  int // version conflicts seen, for the tests that want races to have happened
+	pixLookups int // look-ups by PIX location or txid, for the tests of what is looked up
 }
-
-var _ ports.TransactionRepository = (*fakeTransactions)(nil)
 
 func newFakeTransactions() *fakeTransactions {
 	return &fakeTransactions{records: map[string]domain.TransactionRecord{}}
@@ -460,6 +491,7 @@ func (r *fakeTransactions) FindByCobTxID(_ context.Context, txid string) (*domai
 func (r *fakeTransactions) findPix(match func(domain.PixLocation) bool) (*domain.Transaction, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pixLookups++
 	for _, rec := range r.records {
 		if rec.Pix != nil && rec.Pix.Location.Dynamic() && match(rec.Pix.Location) {
 			return r.out(rec), nil
@@ -489,8 +521,35 @@ func (r *fakeTransactions) FindByPaymentToken(_ context.Context, token string) (
 	return nil, fmt.Errorf("payment token: %w", domain.ErrNotFound)
 }
 
-func (r *fakeTransactions) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
-	return ports.TransactionPage{}, errors.New("fakeTransactions: List is not used by the lifecycle tests")
+// List answers the matching transactions newest first. It filters on the account, the dates,
+// the statuses and the id, and refuses the other filters, which no test here needs (the
+// conformance suite pins them on every store).
+func (r *fakeTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
+	rest := f
+	rest.AccountID, rest.StartDate, rest.EndDate, rest.Statuses, rest.ID = "", nil, nil, nil, ""
+	if !reflect.ValueOf(rest).IsZero() {
+		return ports.TransactionPage{}, fmt.Errorf("fakeTransactions: List does not fake the filter %+v", rest)
+	}
+	r.mu.Lock()
+	var all []*domain.Transaction
+	for _, rec := range r.records {
+		switch {
+		case rec.AccountID != f.AccountID,
+			f.StartDate != nil && rec.CreatedAt.Before(*f.StartDate),
+			f.EndDate != nil && rec.CreatedAt.After(*f.EndDate),
+			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, rec.Status),
+			f.ID != "" && rec.ID != f.ID:
+			continue
+		}
+		all = append(all, r.out(rec))
+	}
+	r.mu.Unlock()
+	slices.SortFunc(all, func(a, b *domain.Transaction) int {
+		return cmp.Or(b.CreatedAt().Compare(a.CreatedAt()), cmp.Compare(b.ID(), a.ID()))
+	})
+	p = p.Clamped()
+	from := min((p.Number-1)*p.Size, len(all))
+	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
 }
 
 func (r *fakeTransactions) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
@@ -560,6 +619,13 @@ func (r *fakeTransactions) ListByStatus(_ context.Context, status domain.Transac
 	return out[:min(limit, len(out))], nil
 }
 
+// put stores t as it is, without its events, for tests that stage a store.
+func (r *fakeTransactions) put(t *domain.Transaction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records[t.ID()] = t.Record()
+}
+
 // stored returns the stored transaction whatever its account.
 func (r *fakeTransactions) stored(id string) *domain.Transaction {
 	r.mu.Lock()
@@ -580,19 +646,146 @@ func (r *fakeTransactions) eventTypes(id string) []string {
 	return out
 }
 
-// lcLedger is the ledger's payment registry and the service's own postings, in memory; the
-// merchants' entries are the store's business, which these use-case tests leave to the
-// conformance suite.
-type lcLedger struct {
-	ports.Ledger // the methods these tests never reach
-	mu           sync.Mutex
-	claims       map[string]ports.PaymentClaim
-	posted       []domain.Posting
+// fakeLedger is an in-memory ports.Ledger: its entries are numbered per merchant ledger and
+// carry the balance after them, as a store keeps them, beside the registry of PIX payments.
+// The repository fakes write a status change's entries into it in the same step as the
+// change. Tests that stage a corrupt ledger reach into entries, or set balances to override
+// what Balance answers.
+type fakeLedger struct {
+	clock    ports.Clock // dates the entries
+	mu       sync.Mutex
+	entries  map[string][]domain.Entry // by account id, "" the service's own ledger
+	claims   map[string]ports.PaymentClaim
+	balances map[string]domain.LedgerBalance
 }
 
-func newLcLedger() *lcLedger { return &lcLedger{claims: map[string]ports.PaymentClaim{}} }
+func newFakeLedger(clock ports.Clock) *fakeLedger {
+	return &fakeLedger{clock: clock, entries: map[string][]domain.Entry{}, claims: map[string]ports.PaymentClaim{},
+		balances: map[string]domain.LedgerBalance{}}
+}
 
-func (l *lcLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+// appendLocked numbers postings after the entries of their ledgers and stores them, all or
+// none: a checked posting the available balance does not cover refuses them all. The caller
+// holds l.mu.
+func (l *fakeLedger) appendLocked(postings []domain.Posting) error {
+	next := map[string][]domain.Entry{}
+	for _, p := range postings {
+		log, ok := next[p.AccountID]
+		if !ok {
+			log = slices.Clone(l.entries[p.AccountID])
+		}
+		var prev *domain.Entry
+		if len(log) > 0 {
+			prev = &log[len(log)-1]
+		}
+		e, err := domain.NextEntry(prev, p, l.clock.Now())
+		if err != nil {
+			return err
+		}
+		next[p.AccountID] = append(log, e)
+	}
+	for account, log := range next {
+		l.entries[account] = log
+	}
+	return nil
+}
+
+// write stores a status change's postings, all or none, as a repository does with the change.
+func (l *fakeLedger) write(postings []domain.Posting) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.appendLocked(postings)
+}
+
+// record stores postings as given, a duplicate id included, so that a test can stage the
+// ledger it needs.
+func (l *fakeLedger) record(t testing.TB, postings ...domain.Posting) {
+	t.Helper()
+	if err := l.write(postings); err != nil {
+		t.Fatalf("recording %d postings: %v", len(postings), err)
+	}
+}
+
+// fund gives account amount more available balance, as an opening balance would.
+func (l *fakeLedger) fund(t testing.TB, account string, amount domain.Cents) {
+	t.Helper()
+	l.mu.Lock()
+	var have domain.LedgerBalance
+	if log := l.entries[account]; len(log) > 0 {
+		have = log[len(log)-1].BalanceAfter
+	}
+	l.mu.Unlock()
+	l.record(t, domain.OpeningBalancePostings(account, have, domain.LedgerBalance{Available: have.Available + amount, Blocked: have.Blocked})...)
+}
+
+func (l *fakeLedger) Balance(_ context.Context, accountID string) (domain.Balance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.balances[accountID]
+	if log := l.entries[accountID]; !ok && len(log) > 0 {
+		b = log[len(log)-1].BalanceAfter
+	}
+	return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
+}
+
+func (l *fakeLedger) Entries(_ context.Context, f ports.EntryFilter, limit int) ([]domain.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []domain.Entry{}
+	log := l.entries[f.AccountID]
+	for i := len(log) - 1; i >= 0 && len(out) < limit; i-- {
+		e := log[i]
+		switch {
+		case f.Before > 0 && e.Seq >= f.Before,
+			f.StartDate != nil && e.CreatedAt.Before(*f.StartDate),
+			f.EndDate != nil && e.CreatedAt.After(*f.EndDate),
+			len(f.Types) > 0 && !slices.Contains(f.Types, e.Type):
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (l *fakeLedger) Scan(_ context.Context, accountID string, fn func(domain.Entry) error) error {
+	l.mu.Lock()
+	log := slices.Clone(l.entries[accountID])
+	l.mu.Unlock()
+	for _, e := range log {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *fakeLedger) Ledgers(context.Context) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := []string{}
+	for id, log := range l.entries {
+		if len(log) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func (l *fakeLedger) Post(_ context.Context, postings ...domain.Posting) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var fresh []domain.Posting
+	for _, p := range postings {
+		stored := slices.ContainsFunc(l.entries[p.AccountID], func(e domain.Entry) bool { return e.ID == p.ID })
+		if !stored && !slices.ContainsFunc(fresh, func(q domain.Posting) bool { return q.ID == p.ID }) {
+			fresh = append(fresh, p)
+		}
+	}
+	return l.appendLocked(fresh)
+}
+
+func (l *fakeLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if prior, ok := l.claims[c.EndToEndID]; ok {
@@ -602,7 +795,7 @@ func (l *lcLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.
 	return c, nil
 }
 
-func (l *lcLedger) MarkLate(_ context.Context, e2e string) error {
+func (l *fakeLedger) MarkLate(_ context.Context, e2e string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, ok := l.claims[e2e]
@@ -614,51 +807,196 @@ func (l *lcLedger) MarkLate(_ context.Context, e2e string) error {
 	return nil
 }
 
-func (l *lcLedger) Post(_ context.Context, postings ...domain.Posting) error {
+func (l *fakeLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, p := range postings {
-		if !slices.ContainsFunc(l.posted, func(q domain.Posting) bool { return q.ID == p.ID }) {
-			l.posted = append(l.posted, p)
+	out := []ports.PaymentClaim{}
+	for _, c := range l.claims {
+		if c.Late {
+			out = append(out, c)
 		}
 	}
-	return nil
+	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.EndToEndID, b.EndToEndID))
+	})
+	return out, nil
 }
 
-func (l *lcLedger) Scan(_ context.Context, account string, fn func(domain.Entry) error) error {
-	l.mu.Lock()
-	posted := slices.Clone(l.posted)
-	l.mu.Unlock()
-	for i, p := range posted {
-		if p.AccountID == account {
-			if err := fn(domain.Entry{Posting: p, Seq: int64(i + 1)}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// Recover has nothing to do: the repository fakes write a change and its entries in one step.
+func (l *fakeLedger) Recover(context.Context) (int, error) { return 0, nil }
 
-func (l *lcLedger) postingTypes() []domain.MovementType {
+// postingTypes lists the types of the stored entries, ledger by ledger, oldest first.
+func (l *fakeLedger) postingTypes() []domain.MovementType {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []domain.MovementType
-	for _, p := range l.posted {
-		out = append(out, p.Type)
+	for _, id := range slices.Sorted(maps.Keys(l.entries)) {
+		for _, e := range l.entries[id] {
+			out = append(out, e.Type)
+		}
 	}
 	return out
 }
 
-// lcAcquirer records the devolutions asked for and answers with answer (in progress by
+// fakeWithdrawals is an in-memory ports.WithdrawalRepository under one lock. Create and Update
+// write the withdrawal's postings into its ledger in the same step as the record, as a store
+// does, so the balance they check is the ledger's.
+type fakeWithdrawals struct {
+	ledger  *fakeLedger
+	mu      sync.Mutex
+	records map[string]domain.WithdrawalRecord
+	events  []domain.Event
+	// beforeCreate runs under no lock just before Create takes it, to stage races.
+	beforeCreate func(r *fakeWithdrawals)
+	// balanceFirst checks the balance before the idempotency key, as a store may.
+	balanceFirst bool
+}
+
+func newFakeWithdrawals(ledger *fakeLedger) *fakeWithdrawals {
+	return &fakeWithdrawals{ledger: ledger, records: map[string]domain.WithdrawalRecord{}}
+}
+
+func (r *fakeWithdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
+	if hook := r.beforeCreate; hook != nil {
+		hook(r)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := w.Record()
+	if r.balanceFirst {
+		if b, err := r.ledger.Balance(ctx, rec.AccountID); err != nil || b.Available < w.Total() {
+			return cmp.Or(err, domain.ErrInsufficientBalance)
+		}
+	}
+	if _, ok := r.records[rec.ID]; ok {
+		return ports.ErrDuplicate
+	}
+	for _, other := range r.records {
+		if rec.Idempotency.Key != "" && other.AccountID == rec.AccountID && other.Idempotency.Key == rec.Idempotency.Key {
+			return fmt.Errorf("key: %w", ports.ErrDuplicate)
+		}
+	}
+	if err := r.ledger.write(w.Postings()); err != nil {
+		return err
+	}
+	rec.Version = 1
+	r.records[rec.ID] = rec
+	r.events = append(r.events, w.Events()...)
+	w.MarkStored(1)
+	return nil
+}
+
+// put stores w as it is, without its entries or events, for tests that stage a store.
+func (r *fakeWithdrawals) put(w *domain.Withdrawal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records[w.ID()] = w.Record()
+}
+
+func (r *fakeWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.records[id]
+	if !ok || rec.AccountID != accountID {
+		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+	}
+	return domain.UnmarshalWithdrawalFromDatabase(rec), nil
+}
+
+func (r *fakeWithdrawals) GetByIdempotencyKey(_ context.Context, accountID, key string) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.AccountID == accountID && rec.Idempotency.Key == key {
+			return domain.UnmarshalWithdrawalFromDatabase(rec), nil
+		}
+	}
+	return nil, domain.ErrNotFound
+}
+
+func (r *fakeWithdrawals) Update(_ context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.records[id]
+	if !ok || rec.AccountID != accountID {
+		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+	}
+	w := domain.UnmarshalWithdrawalFromDatabase(rec)
+	if err := fn(w); err != nil {
+		return nil, err
+	}
+	if err := r.ledger.write(w.Postings()); err != nil {
+		return nil, err
+	}
+	next := w.Record()
+	next.Version = rec.Version + 1
+	r.records[id] = next
+	r.events = append(r.events, w.Events()...)
+	return domain.UnmarshalWithdrawalFromDatabase(next), nil
+}
+
+func (r *fakeWithdrawals) ListByStatus(_ context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Withdrawal
+	for _, rec := range r.records {
+		if rec.Status == status && !rec.History[len(rec.History)-1].Date.After(until) {
+			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
+		}
+	}
+	slices.SortFunc(out, func(a, b *domain.Withdrawal) int {
+		return cmp.Or(a.UpdatedAt().Compare(b.UpdatedAt()), cmp.Compare(a.ID(), b.ID()))
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+func (r *fakeWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Withdrawal
+	for _, rec := range r.records {
+		if rec.AccountID == accountID {
+			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
+		}
+	}
+	slices.SortFunc(out, func(a, b *domain.Withdrawal) int {
+		return cmp.Or(a.CreatedAt().Compare(b.CreatedAt()), cmp.Compare(a.ID(), b.ID()))
+	})
+	p = p.Clamped()
+	from := min(len(out), (p.Number-1)*p.Size)
+	return out[from:min(len(out), from+p.Size)], nil
+}
+
+// stored counts the stored withdrawals.
+func (r *fakeWithdrawals) stored() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.records)
+}
+
+// eventTypes lists the types of the events stored for id, oldest first.
+func (r *fakeWithdrawals) eventTypes(id string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if e.ResourceID == id {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// fakeAcquirer records the devolutions asked for and answers with answer (in progress by
 // default).
-type lcAcquirer struct {
+type fakeAcquirer struct {
 	mu     sync.Mutex
 	asked  []ports.Devolution
 	answer ports.DevolutionResult
 	err    error
 }
 
-func (a *lcAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
+func (a *fakeAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, d)
@@ -666,4 +1004,295 @@ func (a *lcAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) (p
 		return ports.DevolutionResult{Status: ports.DevolutionInProgress}, a.err
 	}
 	return a.answer, a.err
+}
+
+// fakeRandom is a random source that always draws the same number.
+type fakeRandom float64
+
+func (d fakeRandom) Float64() float64 { return float64(d) }
+
+// fakeOutbox is an in-memory ports.Outbox that honours leases as the port says: a held delivery
+// is claimable again only once its lease ended, and only its holder may record an attempt.
+type fakeOutbox struct {
+	mu        sync.Mutex
+	items     map[string]*outboxItem
+	pending   map[string]*outboxItem // the pending subset of items, so that claims stay cheap
+	claimedBy map[string]int         // owner → deliveries claimed
+	seq       int
+}
+
+type outboxItem struct {
+	d     ports.Delivery
+	owner string
+	until time.Time
+	seq   int
+}
+
+func newFakeOutbox() *fakeOutbox {
+	return &fakeOutbox{items: map[string]*outboxItem{}, pending: map[string]*outboxItem{}, claimedBy: map[string]int{}}
+}
+
+func (o *fakeOutbox) add(e domain.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seq++
+	it := &outboxItem{d: ports.Delivery{Event: e, Status: ports.DeliveryPending, NextAttemptAt: e.CreatedAt}, seq: o.seq}
+	o.items[e.ID] = it
+	o.pending[e.ID] = it
+}
+
+func copyDelivery(d ports.Delivery) ports.Delivery {
+	d.Attempts = slices.Clone(d.Attempts)
+	return d
+}
+
+func (o *fakeOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var due []*outboxItem
+	for _, it := range o.pending {
+		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) && !slices.Contains(skipAccounts, it.d.Event.AccountID) {
+			due = append(due, it)
+		}
+	}
+	slices.SortFunc(due, func(a, b *outboxItem) int {
+		return cmp.Or(a.d.NextAttemptAt.Compare(b.d.NextAttemptAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := []ports.Delivery{}
+	for _, it := range due[:min(limit, len(due))] {
+		it.owner, it.until = owner, now.Add(lease)
+		o.claimedBy[owner]++
+		out = append(out, copyDelivery(it.d))
+	}
+	return out, nil
+}
+
+func (o *fakeOutbox) RecordAttempt(ctx context.Context, eventID, owner string, a ports.Attempt, status ports.DeliveryStatus, next time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	it := o.items[eventID]
+	if it == nil || it.owner != owner {
+		return fmt.Errorf("delivery %s not held by %s: %w", eventID, owner, ports.ErrVersionConflict)
+	}
+	it.d.Attempts = append(it.d.Attempts, a)
+	it.d.Status, it.d.NextAttemptAt = status, next
+	it.owner, it.until = "", time.Time{}
+	if status != ports.DeliveryPending {
+		delete(o.pending, eventID)
+	}
+	return nil
+}
+
+func (o *fakeOutbox) Release(ctx context.Context, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, it := range o.items {
+		if it.owner == owner {
+			it.owner, it.until = "", time.Time{}
+		}
+	}
+	return nil
+}
+
+func (o *fakeOutbox) Deliveries(ctx context.Context, accountID string, kind domain.ResourceKind, resourceID string) ([]ports.Delivery, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var its []*outboxItem
+	for _, it := range o.items {
+		e := it.d.Event
+		if e.AccountID == accountID && e.Kind == kind && e.ResourceID == resourceID {
+			its = append(its, it)
+		}
+	}
+	slices.SortFunc(its, func(a, b *outboxItem) int {
+		return cmp.Or(a.d.Event.CreatedAt.Compare(b.d.Event.CreatedAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := []ports.Delivery{}
+	for _, it := range its {
+		out = append(out, copyDelivery(it.d))
+	}
+	return out, nil
+}
+
+func (o *fakeOutbox) get(id string) ports.Delivery {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return copyDelivery(o.items[id].d)
+}
+
+func (o *fakeOutbox) owner(id string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.items[id].owner
+}
+
+func (o *fakeOutbox) claims(owner string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.claimedBy[owner]
+}
+
+func (o *fakeOutbox) count(s ports.DeliveryStatus) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, it := range o.items {
+		if it.d.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// fakeEncoder stands in for the HTTP adapter's encoder: the event's id and type as JSON.
+type fakeEncoder struct{}
+
+func (fakeEncoder) EncodeEvent(e domain.Event) ([]byte, error) {
+	return json.Marshal(map[string]string{"id": e.ID, "type": e.Type, "createdAt": e.CreatedAt.Format(time.RFC3339Nano)})
+}
+
+// sentMessage is a message as the fake sender saw it, with the context of its call.
+type sentMessage struct {
+	ports.WebhookMessage
+	Ctx context.Context
+}
+
+type senderReply func(m sentMessage) (ports.WebhookResponse, error)
+
+// senderAnswer is a sender's answer to code with the verdict the port gives it (the webhook
+// adapter's tests pin its own reading).
+func senderAnswer(code int) ports.WebhookResponse {
+	v := ports.WebhookRetry
+	switch {
+	case code >= 200 && code <= 299:
+		v = ports.WebhookDelivered
+	case code == 410:
+		v = ports.WebhookGone
+	}
+	return ports.WebhookResponse{StatusCode: code, Verdict: v}
+}
+
+// fakeSender answers scripted replies in order, then the fallback (200 when none). It counts
+// sends in flight, overall and per event, to catch a delivery sent twice at once.
+type fakeSender struct {
+	mu       sync.Mutex
+	replies  []senderReply
+	fallback func(ports.WebhookMessage) (ports.WebhookResponse, error)
+	delay    time.Duration
+	msgs     []ports.WebhookMessage
+	inFlight map[string]int
+	current  atomic.Int64
+
+	maxInFlight atomic.Int64
+	overlap     atomic.Int64
+}
+
+// script queues replies; a reply may also take the sentMessage form to see the context.
+func (s *fakeSender) script(replies ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range replies {
+		switch f := r.(type) {
+		case func(ports.WebhookMessage) (ports.WebhookResponse, error):
+			s.replies = append(s.replies, func(m sentMessage) (ports.WebhookResponse, error) { return f(m.WebhookMessage) })
+		case func(sentMessage) (ports.WebhookResponse, error):
+			s.replies = append(s.replies, f)
+		default:
+			panic(fmt.Sprintf("fakeSender.script: %T", r))
+		}
+	}
+}
+
+func (s *fakeSender) Send(ctx context.Context, m ports.WebhookMessage) (ports.WebhookResponse, error) {
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	if s.inFlight == nil {
+		s.inFlight = map[string]int{}
+	}
+	s.inFlight[m.EventID]++
+	if s.inFlight[m.EventID] > 1 {
+		s.overlap.Add(1)
+	}
+	var reply senderReply
+	if len(s.replies) > 0 {
+		reply, s.replies = s.replies[0], s.replies[1:]
+	}
+	fallback := s.fallback
+	s.mu.Unlock()
+	now := s.current.Add(1)
+	for {
+		old := s.maxInFlight.Load()
+		if now <= old || s.maxInFlight.CompareAndSwap(old, now) {
+			break
+		}
+	}
+	defer func() {
+		s.current.Add(-1)
+		s.mu.Lock()
+		s.inFlight[m.EventID]--
+		s.mu.Unlock()
+	}()
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	switch {
+	case reply != nil:
+		return reply(sentMessage{WebhookMessage: m, Ctx: ctx})
+	case fallback != nil:
+		return fallback(m)
+	}
+	return senderAnswer(200), nil
+}
+
+func (s *fakeSender) sent() []ports.WebhookMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.msgs)
+}
+
+// fakeDirectory is a PIX directory that cannot answer: every look-up fails with err.
+type fakeDirectory struct{ err error }
+
+func (d fakeDirectory) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
+	return domain.AccountHolder{}, d.err
+}
+
+// fakeSigner records what it signs and writes a token that names it, or fails with err when
+// set.
+type fakeSigner struct {
+	mu     sync.Mutex
+	signed []ports.PixLocationPayload
+	err    error
+}
+
+func (s *fakeSigner) Sign(_ context.Context, p ports.PixLocationPayload) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return "", s.err
+	}
+	s.signed = append(s.signed, p)
+	return fmt.Sprintf("jws-%d-%s-%s-%d", len(s.signed), p.Cob.Location.ID, p.Cob.Status, p.Cob.Revision), nil
+}
+
+func (s *fakeSigner) KeySet() []byte { return []byte(`{"keys":[]}`) }
+
+// loopbackResolver resolves every name to 127.0.0.1, for the real webhook sender of the
+// integration tests: no test request leaves the machine.
+type loopbackResolver struct{}
+
+func (loopbackResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 }

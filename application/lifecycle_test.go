@@ -29,12 +29,12 @@ var (
 type lcWorld struct {
 	clock    *fakeClock
 	repo     *fakeTransactions
-	emitter  *lcEmitter
+	emitter  *fakeEmitter
 	merchant domain.Principal
 	fee      domain.FeePolicy
 	receiver domain.AccountHolder
-	ledger   *lcLedger
-	devolver *lcAcquirer
+	ledger   *fakeLedger
+	devolver *fakeAcquirer
 	late     []application.LatePayment
 
 	create *application.CreateTransaction
@@ -54,14 +54,15 @@ func newLcWorld(t testing.TB) *lcWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clock := newFakeClock(lcStart)
 	w := &lcWorld{
-		clock: newFakeClock(lcStart), repo: newFakeTransactions(), emitter: &lcEmitter{},
+		clock: clock, repo: newFakeTransactions(), emitter: &fakeEmitter{},
 		merchant: domain.Principal{AccountID: "acct-lc-1", Scopes: domain.AllScopes()},
 		fee:      domain.FeePolicy{FixedCents: 10, BasisPoints: 99},
 		receiver: receiver,
-		ledger:   newLcLedger(), devolver: &lcAcquirer{},
+		ledger:   newFakeLedger(clock), devolver: &fakeAcquirer{},
 	}
-	w.create = application.NewCreateTransaction(w.repo, w.emitter, lcRenderer{}, &fakeIDs{}, &lcTokens{}, w.clock)
+	w.create = application.NewCreateTransaction(w.repo, w.emitter, fakeRenderer{}, &fakeIDs{}, &fakeCapabilities{}, w.clock)
 	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &fakeIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
 	w.expire = application.NewExpireTransactions(w.repo, w.clock)
 	steer := sandbox.NewTransactionSteering(w.repo, w.clock, w.fee, receiver)
@@ -583,16 +584,16 @@ func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
 		"settle without a clock":     func() { sandbox.NewSettleTransactions(repo, nil, "SANDBOX", 0) },
 		"settle without an acquirer": func() { sandbox.NewSettleTransactions(repo, clock, "", 0) },
 		"notifications without a decoder": func() {
-			application.NewApplyPixNotifications(repo, newLcLedger(), &lcAcquirer{}, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, newFakeLedger(clock), &fakeAcquirer{}, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a clock": func() {
-			application.NewApplyPixNotifications(repo, newLcLedger(), &lcAcquirer{}, lcTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, newFakeLedger(clock), &fakeAcquirer{}, fakeTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a repository": func() {
-			application.NewApplyPixNotifications(nil, newLcLedger(), &lcAcquirer{}, lcTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(nil, newFakeLedger(clock), &fakeAcquirer{}, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a ledger": func() {
-			application.NewApplyPixNotifications(repo, nil, &lcAcquirer{}, lcTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, nil, &fakeAcquirer{}, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 	} {
 		t.Run(name+" panics", func(t *testing.T) {

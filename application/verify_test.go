@@ -3,7 +3,6 @@ package application_test
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,133 +11,8 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// Hand-written fakes of the ports the ledger audit reads. Each embeds its port so that a
-// method the audit must not call panics.
-
-// vfLedger stores entries as a store would: numbered, with the balance after them.
-type vfLedger struct {
-	ports.Ledger
-	entries  map[string][]domain.Entry
-	late     []ports.PaymentClaim
-	balances map[string]domain.LedgerBalance // overrides what Balance answers
-}
-
-func newVfLedger() *vfLedger {
-	return &vfLedger{entries: map[string][]domain.Entry{}, balances: map[string]domain.LedgerBalance{}}
-}
-
-func (l *vfLedger) post(t *testing.T, ps ...domain.Posting) {
-	t.Helper()
-	for _, p := range ps {
-		log := l.entries[p.AccountID]
-		var prev *domain.Entry
-		if len(log) > 0 {
-			prev = &log[len(log)-1]
-		}
-		e, err := domain.NextEntry(prev, p, vfNow)
-		if err != nil {
-			t.Fatalf("posting %s: %v", p.ID, err)
-		}
-		l.entries[p.AccountID] = append(log, e)
-	}
-}
-
-func (l *vfLedger) Scan(_ context.Context, accountID string, fn func(domain.Entry) error) error {
-	for _, e := range l.entries[accountID] {
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (l *vfLedger) Ledgers(context.Context) ([]string, error) {
-	var ids []string
-	for id := range l.entries {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids, nil
-}
-
-func (l *vfLedger) Balance(_ context.Context, accountID string) (domain.Balance, error) {
-	if b, ok := l.balances[accountID]; ok {
-		return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
-	}
-	log := l.entries[accountID]
-	if len(log) == 0 {
-		return domain.Balance{}, nil
-	}
-	b := log[len(log)-1].BalanceAfter
-	return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
-}
-
-func (l *vfLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error) {
-	return slices.Clone(l.late), nil
-}
-
-type vfTransactions struct {
-	ports.TransactionRepository
-	items map[string]*domain.Transaction
-}
-
-func (r *vfTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
-	var all []*domain.Transaction
-	for _, t := range r.items {
-		if t.AccountID() == f.AccountID {
-			all = append(all, domain.UnmarshalTransactionFromDatabase(t.Record()))
-		}
-	}
-	slices.SortFunc(all, func(a, b *domain.Transaction) int { return strings.Compare(b.ID(), a.ID()) })
-	from := min((p.Number-1)*p.Size, len(all))
-	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
-}
-
-func (r *vfTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
-	t, ok := r.items[id]
-	if !ok || t.AccountID() != accountID {
-		return nil, domain.ErrNotFound
-	}
-	return domain.UnmarshalTransactionFromDatabase(t.Record()), nil
-}
-
-type vfWithdrawals struct {
-	ports.WithdrawalRepository
-	items map[string]*domain.Withdrawal
-}
-
-func (r *vfWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
-	var all []*domain.Withdrawal
-	for _, w := range r.items {
-		if w.AccountID() == accountID {
-			all = append(all, domain.UnmarshalWithdrawalFromDatabase(w.Record()))
-		}
-	}
-	slices.SortFunc(all, func(a, b *domain.Withdrawal) int { return strings.Compare(a.ID(), b.ID()) })
-	from := min((p.Number-1)*p.Size, len(all))
-	return all[from:min(from+p.Size, len(all))], nil
-}
-
-func (r *vfWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
-	w, ok := r.items[id]
-	if !ok || w.AccountID() != accountID {
-		return nil, domain.ErrNotFound
-	}
-	return domain.UnmarshalWithdrawalFromDatabase(w.Record()), nil
-}
-
-type vfAccounts struct {
-	ports.AccountRepository
-	ids []string
-}
-
-func (r *vfAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
-	var out []*domain.Account
-	for _, id := range r.ids {
-		out = append(out, domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: id, Name: "Loja " + id, Status: domain.AccountActive, CreatedAt: vfNow}))
-	}
-	return out, nil
-}
+// The ledger audit runs on the package's fakes (fakes_test.go), which vfWorld stages with a
+// store's worth of entries and resources.
 
 var vfNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -147,16 +21,17 @@ const vfAccount = "acc-1"
 // vfWorld is a store whose ledger holds exactly what the transitions below posted: a paid
 // charge, a partial refund completed, a withdrawal that failed, and a late payment returned.
 type vfWorld struct {
-	ledger      *vfLedger
-	txs         *vfTransactions
-	withdrawals *vfWithdrawals
-	accounts    *vfAccounts
+	ledger      *fakeLedger
+	txs         *fakeTransactions
+	withdrawals *fakeWithdrawals
+	accounts    *fakeAccounts
 }
 
 func newVfWorld(t *testing.T) *vfWorld {
 	t.Helper()
-	w := &vfWorld{ledger: newVfLedger(), txs: &vfTransactions{items: map[string]*domain.Transaction{}},
-		withdrawals: &vfWithdrawals{items: map[string]*domain.Withdrawal{}}, accounts: &vfAccounts{ids: []string{vfAccount}}}
+	ledger := newFakeLedger(newFakeClock(vfNow))
+	w := &vfWorld{ledger: ledger, txs: newFakeTransactions(), withdrawals: newFakeWithdrawals(ledger), accounts: newFakeAccounts()}
+	vfAddAccount(t, w.accounts, vfAccount)
 	at := vfNow.Add(-time.Hour)
 	step := func(err error) {
 		t.Helper()
@@ -173,23 +48,34 @@ func newVfWorld(t *testing.T) *vfWorld {
 	step(tx.Pay(domain.Payment{AmountPaid: 10000, PaidAt: at, EndToEnd: "E1", Fee: 99}, at))
 	step(tx.RequestRefund(domain.RefundRequest{ID: "rf1", Amount: 2500}, at))
 	step(tx.ConfirmRefund("rf1", "D1", at))
-	w.ledger.post(t, tx.Postings()...)
+	w.ledger.record(t, tx.Postings()...)
 	tx.MarkStored(tx.Version() + 1)
-	w.txs.items[tx.ID()] = tx
+	w.txs.put(tx)
 
 	wd, err := domain.NewWithdrawal("wd1", vfAccount, "SANDBOX", domain.Payout{Amount: 3000, Fee: 100, PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, at)
 	step(err)
 	step(wd.StartProcessing(at))
 	step(wd.Fail("recusado", at))
-	w.ledger.post(t, wd.Postings()...)
+	w.ledger.record(t, wd.Postings()...)
 	wd.MarkStored(wd.Version() + 1)
-	w.withdrawals.items[wd.ID()] = wd
+	w.withdrawals.put(wd)
 
 	claim := ports.PaymentClaim{EndToEndID: "E2", TransactionID: "tx1", AccountID: vfAccount, Amount: 700, Late: true, CreatedAt: at}
 	arrive, leave := domain.LatePaymentPostings(claim.EndToEndID, claim.TransactionID, claim.Amount)
-	w.ledger.post(t, arrive, leave)
-	w.ledger.late = append(w.ledger.late, claim)
+	w.ledger.record(t, arrive, leave)
+	if _, err := w.ledger.ClaimPayment(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
 	return w
+}
+
+// vfAddAccount stores an active merchant account created at vfNow.
+func vfAddAccount(t *testing.T, accounts *fakeAccounts, id string) {
+	t.Helper()
+	a := domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: id, Name: "Loja " + id, Status: domain.AccountActive, CreatedAt: vfNow})
+	if err := accounts.CreateAccount(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (w *vfWorld) verify(t *testing.T, accountID string) application.LedgerReport {
@@ -261,7 +147,7 @@ func TestVerifyLedgerCatches(t *testing.T) {
 			}
 			w.ledger.entries[vfAccount] = nil
 			for _, e := range kept {
-				w.ledger.post(t, e.Posting)
+				w.ledger.record(t, e.Posting)
 			}
 		}, application.DisagreeMissing, "tx1/2/fee"},
 		{"a changed amount", func(t *testing.T, w *vfWorld) {
@@ -275,14 +161,14 @@ func TestVerifyLedgerCatches(t *testing.T) {
 			w.entry(t, vfAccount, domain.MoveRefundHold).BalanceAfter.Available += 1
 		}, application.DisagreeBalanceAfter, domain.RefundPostingID("tx1", "rf1", domain.MoveRefundHold)},
 		{"a duplicated entry", func(t *testing.T, w *vfWorld) {
-			w.ledger.post(t, w.entry(t, vfAccount, domain.MovePayment).Posting)
+			w.ledger.record(t, w.entry(t, vfAccount, domain.MovePayment).Posting)
 		}, application.DisagreeDuplicate, "tx1/2/payment"},
 		{"an entry of an unknown resource", func(t *testing.T, w *vfWorld) {
-			w.ledger.post(t, domain.Posting{ID: "ghost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: vfAccount,
+			w.ledger.record(t, domain.Posting{ID: "ghost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: vfAccount,
 				Resource: domain.ResourceWithdrawal, ResourceID: "ghost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 10})
 		}, application.DisagreeUnknownResource, "ghost/0/withdrawal"},
 		{"an extra entry of a known resource", func(t *testing.T, w *vfWorld) {
-			w.ledger.post(t, domain.Posting{ID: "tx1/9/dispute_hold", Type: domain.MoveDisputeHold, AccountID: vfAccount,
+			w.ledger.record(t, domain.Posting{ID: "tx1/9/dispute_hold", Type: domain.MoveDisputeHold, AccountID: vfAccount,
 				Resource: domain.ResourceTransaction, ResourceID: "tx1", Debit: domain.LedgerAvailable, Credit: domain.LedgerBlocked, Amount: 10})
 		}, application.DisagreeExtra, "tx1/9/dispute_hold"},
 		{"a balance the entries do not add up to", func(t *testing.T, w *vfWorld) {
@@ -299,7 +185,7 @@ func TestVerifyLedgerCatches(t *testing.T) {
 		}, application.DisagreeMissing, "late/E2/late_payment"},
 		{"a suspense entry no late payment explains", func(t *testing.T, w *vfWorld) {
 			arrive, _ := domain.LatePaymentPostings("E9", "tx1", 5)
-			w.ledger.post(t, arrive)
+			w.ledger.record(t, arrive)
 		}, application.DisagreeLatePayment, "late/E9/late_payment"},
 	}
 	for _, c := range cases {
@@ -328,18 +214,18 @@ func TestVerifyLedgerAllows(t *testing.T) {
 		{"a withdrawal reserved then given back by a store that lost its write", func(t *testing.T, w *vfWorld) {
 			p := domain.Posting{ID: "lost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: vfAccount, Resource: domain.ResourceWithdrawal,
 				ResourceID: "lost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 50, Checked: true}
-			w.ledger.post(t, p, p.Void())
+			w.ledger.record(t, p, p.Void())
 		}},
 		{"a refund hold given back on a transaction that never recorded the refund", func(t *testing.T, w *vfWorld) {
 			p := domain.Posting{ID: domain.RefundPostingID("tx1", "rf2", domain.MoveRefundHold), Type: domain.MoveRefundHold, AccountID: vfAccount,
 				Resource: domain.ResourceTransaction, ResourceID: "tx1", Debit: domain.LedgerAvailable, Credit: domain.LedgerBlocked, Amount: 10, Checked: true}
-			w.ledger.post(t, p, p.Void())
+			w.ledger.record(t, p, p.Void())
 		}},
 		{"an opening balance per merchant account", func(t *testing.T, w *vfWorld) {
-			w.ledger.post(t, domain.OpeningBalancePostings(vfAccount, domain.LedgerBalance{}, domain.LedgerBalance{Available: 500, Blocked: 20})...)
+			w.ledger.record(t, domain.OpeningBalancePostings(vfAccount, domain.LedgerBalance{}, domain.LedgerBalance{Available: 500, Blocked: 20})...)
 		}},
 		{"an account with no entries and nothing to record", func(t *testing.T, w *vfWorld) {
-			w.accounts.ids = append(w.accounts.ids, "acc-empty")
+			vfAddAccount(t, w.accounts, "acc-empty")
 		}},
 	}
 	for _, c := range cases {
@@ -355,7 +241,7 @@ func TestVerifyLedgerAllows(t *testing.T) {
 		w := newVfWorld(t)
 		p := domain.Posting{ID: "lost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: vfAccount, Resource: domain.ResourceWithdrawal,
 			ResourceID: "lost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 50, Checked: true}
-		w.ledger.post(t, p.Void())
+		w.ledger.record(t, p.Void())
 		if rep := w.verify(t, ""); !slices.Contains(kinds(rep), application.DisagreeUnknownResource) {
 			t.Fatalf("a lone void passed: %v", rep.Disagreements)
 		}
@@ -373,11 +259,11 @@ func TestVerifyLedgerAllows(t *testing.T) {
 // so would have.
 func rebuilt(t *testing.T, log []domain.Entry, edit func(*domain.Posting)) []domain.Entry {
 	t.Helper()
-	l := newVfLedger()
+	l := newFakeLedger(newFakeClock(vfNow))
 	for _, e := range log {
 		p := e.Posting
 		edit(&p)
-		l.post(t, p)
+		l.record(t, p)
 	}
 	var out []domain.Entry
 	for _, es := range l.entries {

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,17 +100,10 @@ func (rc *whReceiver) got() []whHit {
 	return slices.Clone(rc.hits)
 }
 
-// whLoopback resolves every name to 127.0.0.1: no test request leaves the machine.
-type whLoopback struct{}
-
-func (whLoopback) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
-}
-
 // realSender is the production sender, allowed to reach loopback and trusting the receiver's CA.
 func (w *whWorld) realSender(t testing.TB, rc *whReceiver) {
 	t.Helper()
-	s, err := webhook.NewSender(webhook.Options{AllowPrivate: true, CAFile: rc.caFile, Resolver: whLoopback{}})
+	s, err := webhook.NewSender(webhook.Options{AllowPrivate: true, CAFile: rc.caFile, Resolver: loopbackResolver{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +119,7 @@ func (w *whWorld) realDispatcher(t testing.TB, cfg application.DispatcherConfig)
 	if w.realClock {
 		clock = system.Clock{} // the wall clock, against real receivers
 	}
-	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, whDraw(0.5), cfg)
+	d, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.real, clock, fakeRandom(0.5), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +400,7 @@ func TestWebhookOneAccountsDeadReceiverDelaysAnotherAccountByOneDeliverySlotAtMo
 
 	w := newWhWorld(t)
 	w.realClock = true
-	s, err := webhook.NewSender(webhook.Options{AllowPrivate: true, CAFile: dead.caFile, Resolver: whLoopback{}, Timeout: timeout})
+	s, err := webhook.NewSender(webhook.Options{AllowPrivate: true, CAFile: dead.caFile, Resolver: loopbackResolver{}, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,11 @@
 package application_test
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,8 +14,8 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// The webhook tests share the package's fakes (fakes_test.go: the clock, the accounts); the
-// outbox, sender and encoder only they use are at the end of this file.
+// The webhook tests run on the package's fakes (fakes_test.go): the outbox, the sender, the
+// encoder, the clock and the accounts.
 
 var whStart = time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC)
 
@@ -29,10 +26,10 @@ const (
 
 // whWorld is a dispatcher's surroundings: an outbox, one account, a clock and a sender.
 type whWorld struct {
-	outbox   *whOutbox
+	outbox   *fakeOutbox
 	accounts *fakeAccounts
-	encoder  *whEncoder
-	sender   *whSender
+	encoder  *fakeEncoder
+	sender   *fakeSender
 	clock    *fakeClock
 	events   int
 
@@ -42,8 +39,8 @@ type whWorld struct {
 
 func newWhWorld(t testing.TB) *whWorld {
 	t.Helper()
-	w := &whWorld{outbox: newWhOutbox(), accounts: newFakeAccounts(), encoder: &whEncoder{},
-		sender: &whSender{}, clock: newFakeClock(whStart)}
+	w := &whWorld{outbox: newFakeOutbox(), accounts: newFakeAccounts(), encoder: &fakeEncoder{},
+		sender: &fakeSender{}, clock: newFakeClock(whStart)}
 	whAddAccount(t, w.accounts, "acc-1", whSecret)
 	whAddAccount(t, w.accounts, "acc-2", whSecret)
 	return w
@@ -67,14 +64,9 @@ func (w *whWorld) eventOf(t testing.TB, account string, kind domain.ResourceKind
 	return e
 }
 
-// whDraw is a random source that always draws the same number.
-type whDraw float64
-
-func (d whDraw) Float64() float64 { return float64(d) }
-
 func (w *whWorld) dispatcher(t testing.TB, cfg application.DispatcherConfig) *application.Dispatcher {
 	t.Helper()
-	return w.dispatcherDrawing(t, cfg, whDraw(0.5)) // no jitter: the schedule's exact delays
+	return w.dispatcherDrawing(t, cfg, fakeRandom(0.5)) // no jitter: the schedule's exact delays
 }
 
 func (w *whWorld) dispatcherDrawing(t testing.TB, cfg application.DispatcherConfig, random ports.Random) *application.Dispatcher {
@@ -131,7 +123,7 @@ func TestNewDispatcherRefusesMissingPortsAndBadConfiguration(t *testing.T) {
 				t.Error("NewDispatcher accepted a nil sender")
 			}
 		}()
-		_, _ = application.NewDispatcher(w.outbox, w.accounts, w.encoder, nil, w.clock, whDraw(0.5), application.DispatcherConfig{Owner: "a"})
+		_, _ = application.NewDispatcher(w.outbox, w.accounts, w.encoder, nil, w.clock, fakeRandom(0.5), application.DispatcherConfig{Owner: "a"})
 	})
 	for name, cfg := range map[string]application.DispatcherConfig{
 		"no owner":             {},
@@ -141,7 +133,7 @@ func TestNewDispatcherRefusesMissingPortsAndBadConfiguration(t *testing.T) {
 		"a zero delay":         {Owner: "a", Schedule: application.Schedule{Delays: []time.Duration{time.Second, 0}}},
 	} {
 		t.Run(name+" is refused", func(t *testing.T) {
-			if _, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, whDraw(0.5), cfg); err == nil {
+			if _, err := application.NewDispatcher(w.outbox, w.accounts, w.encoder, w.sender, w.clock, fakeRandom(0.5), cfg); err == nil {
 				t.Error("NewDispatcher accepted it")
 			}
 		})
@@ -301,7 +293,7 @@ func TestDispatcherSpreadsRetriesWithJitter(t *testing.T) {
 			w := newWhWorld(t)
 			w.sender.script(whStatus(500))
 			e := w.event(t)
-			d := w.dispatcherDrawing(t, application.DispatcherConfig{}, whDraw(tc.r))
+			d := w.dispatcherDrawing(t, application.DispatcherConfig{}, fakeRandom(tc.r))
 			whDeliverDue(t, d)
 			if got := w.outbox.get(e.ID).NextAttemptAt.Sub(whStart); got != tc.want {
 				t.Errorf("next attempt after %v, want %v", got, tc.want)
@@ -393,7 +385,7 @@ func TestADispatcherThatDiesMidDeliveryLeavesItToAnotherOnceTheLeaseEnds(t *test
 	w.sender.script(func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 		close(entered)
 		<-unblock // the process hangs here: it neither finishes nor gives its lease back
-		return whAnswer(200), nil
+		return senderAnswer(200), nil
 	})
 	dead := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-a", Lease: 30 * time.Second})
 	other := w.dispatcher(t, application.DispatcherConfig{Owner: "instance-b", Lease: 30 * time.Second})
@@ -428,7 +420,7 @@ func TestARunningDispatcherGivesItsLeasesBackWhenStopped(t *testing.T) {
 	w := newWhWorld(t)
 	e := w.event(t)
 	entered := make(chan struct{})
-	w.sender.script(func(m whMessage) (ports.WebhookResponse, error) {
+	w.sender.script(func(m sentMessage) (ports.WebhookResponse, error) {
 		close(entered)
 		<-m.Ctx.Done() // the receiver is slow; the process shuts down meanwhile
 		return ports.WebhookResponse{}, m.Ctx.Err()
@@ -533,8 +525,22 @@ func TestRunKeepsToItsConcurrency(t *testing.T) {
 
 func TestListEvents(t *testing.T) {
 	w := newWhWorld(t)
-	txs := &whTransactions{owned: map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"}}
-	wds := &whWithdrawals{owned: map[string]string{"wd-1": "acc-1"}}
+	txs := newFakeTransactions()
+	for id, account := range map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"} {
+		tx, err := domain.NewTransaction(id, "payment-token-of-the-"+id, account, "SANDBOX", domain.Order{Amount: 1000,
+			PaymentMethod: domain.PaymentPIX, ExpirationSeconds: 3600, IsInfoProduct: true}, domain.Idempotency{}, whStart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txs.put(tx)
+	}
+	wds := newFakeWithdrawals(newFakeLedger(w.clock))
+	wd, err := domain.NewWithdrawal("wd-1", "acc-1", "SANDBOX", domain.Payout{Amount: 3000,
+		PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, whStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wds.put(wd)
 	first := w.event(t)
 	w.clock.Advance(time.Second)
 	second := w.event(t)
@@ -603,153 +609,6 @@ func whIDs(ds []ports.Delivery) []string {
 	return out
 }
 
-// ---- fakes ----
-
-// whOutbox is an in-memory ports.Outbox that honours leases as the port says: a held delivery
-// is claimable again only once its lease ended, and only its holder may record an attempt.
-type whOutbox struct {
-	mu        sync.Mutex
-	items     map[string]*whItem
-	pending   map[string]*whItem // the pending subset of items, so that claims stay cheap
-	claimedBy map[string]int     // owner → deliveries claimed
-	seq       int
-}
-
-type whItem struct {
-	d     ports.Delivery
-	owner string
-	until time.Time
-	seq   int
-}
-
-func newWhOutbox() *whOutbox {
-	return &whOutbox{items: map[string]*whItem{}, pending: map[string]*whItem{}, claimedBy: map[string]int{}}
-}
-
-func (o *whOutbox) add(e domain.Event) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.seq++
-	it := &whItem{d: ports.Delivery{Event: e, Status: ports.DeliveryPending, NextAttemptAt: e.CreatedAt}, seq: o.seq}
-	o.items[e.ID] = it
-	o.pending[e.ID] = it
-}
-
-func whCopy(d ports.Delivery) ports.Delivery {
-	d.Attempts = slices.Clone(d.Attempts)
-	return d
-}
-
-func (o *whOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var due []*whItem
-	for _, it := range o.pending {
-		if !it.d.NextAttemptAt.After(now) && (it.owner == "" || !it.until.After(now)) && !slices.Contains(skipAccounts, it.d.Event.AccountID) {
-			due = append(due, it)
-		}
-	}
-	slices.SortFunc(due, func(a, b *whItem) int {
-		return cmp.Or(a.d.NextAttemptAt.Compare(b.d.NextAttemptAt), cmp.Compare(a.seq, b.seq))
-	})
-	out := []ports.Delivery{}
-	for _, it := range due[:min(limit, len(due))] {
-		it.owner, it.until = owner, now.Add(lease)
-		o.claimedBy[owner]++
-		out = append(out, whCopy(it.d))
-	}
-	return out, nil
-}
-
-func (o *whOutbox) RecordAttempt(ctx context.Context, eventID, owner string, a ports.Attempt, status ports.DeliveryStatus, next time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	it := o.items[eventID]
-	if it == nil || it.owner != owner {
-		return fmt.Errorf("delivery %s not held by %s: %w", eventID, owner, ports.ErrVersionConflict)
-	}
-	it.d.Attempts = append(it.d.Attempts, a)
-	it.d.Status, it.d.NextAttemptAt = status, next
-	it.owner, it.until = "", time.Time{}
-	if status != ports.DeliveryPending {
-		delete(o.pending, eventID)
-	}
-	return nil
-}
-
-func (o *whOutbox) Release(ctx context.Context, owner string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, it := range o.items {
-		if it.owner == owner {
-			it.owner, it.until = "", time.Time{}
-		}
-	}
-	return nil
-}
-
-func (o *whOutbox) Deliveries(ctx context.Context, accountID string, kind domain.ResourceKind, resourceID string) ([]ports.Delivery, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var its []*whItem
-	for _, it := range o.items {
-		e := it.d.Event
-		if e.AccountID == accountID && e.Kind == kind && e.ResourceID == resourceID {
-			its = append(its, it)
-		}
-	}
-	slices.SortFunc(its, func(a, b *whItem) int {
-		return cmp.Or(a.d.Event.CreatedAt.Compare(b.d.Event.CreatedAt), cmp.Compare(a.seq, b.seq))
-	})
-	out := []ports.Delivery{}
-	for _, it := range its {
-		out = append(out, whCopy(it.d))
-	}
-	return out, nil
-}
-
-func (o *whOutbox) get(id string) ports.Delivery {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return whCopy(o.items[id].d)
-}
-
-func (o *whOutbox) owner(id string) string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.items[id].owner
-}
-
-func (o *whOutbox) claims(owner string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.claimedBy[owner]
-}
-
-func (o *whOutbox) count(s ports.DeliveryStatus) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	n := 0
-	for _, it := range o.items {
-		if it.d.Status == s {
-			n++
-		}
-	}
-	return n
-}
-
 // whAddAccount stores an account whose webhooks are signed with secret.
 func whAddAccount(t testing.TB, repo *fakeAccounts, id, secret string) {
 	t.Helper()
@@ -762,38 +621,11 @@ func whAddAccount(t testing.TB, repo *fakeAccounts, id, secret string) {
 	}
 }
 
-// whEncoder stands in for the HTTP adapter's encoder: the event's id and type as JSON.
-type whEncoder struct{}
-
-func (whEncoder) EncodeEvent(e domain.Event) ([]byte, error) {
-	return json.Marshal(map[string]string{"id": e.ID, "type": e.Type, "createdAt": e.CreatedAt.Format(time.RFC3339Nano)})
-}
-
-// whMessage is a message as the fake sender saw it, with the context of its call.
-type whMessage struct {
-	ports.WebhookMessage
-	Ctx context.Context
-}
-
-type whReply func(m whMessage) (ports.WebhookResponse, error)
-
-// whStatus answers code with the verdict a sender gives it (the port's contract; the webhook
-// adapter's tests pin its own reading).
+// whStatus answers code with the verdict a sender gives it.
 func whStatus(code int) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 	return func(ports.WebhookMessage) (ports.WebhookResponse, error) {
-		return whAnswer(code), nil
+		return senderAnswer(code), nil
 	}
-}
-
-func whAnswer(code int) ports.WebhookResponse {
-	v := ports.WebhookRetry
-	switch {
-	case code >= 200 && code <= 299:
-		v = ports.WebhookDelivered
-	case code == 410:
-		v = ports.WebhookGone
-	}
-	return ports.WebhookResponse{StatusCode: code, Verdict: v}
 }
 
 func whFail(text string) func(ports.WebhookMessage) (ports.WebhookResponse, error) {
@@ -802,116 +634,12 @@ func whFail(text string) func(ports.WebhookMessage) (ports.WebhookResponse, erro
 	}
 }
 
-// whSender answers scripted replies in order, then the fallback (200 when none). It counts
-// sends in flight, overall and per event, to catch a delivery sent twice at once.
-type whSender struct {
-	mu       sync.Mutex
-	replies  []whReply
-	fallback func(ports.WebhookMessage) (ports.WebhookResponse, error)
-	delay    time.Duration
-	msgs     []ports.WebhookMessage
-	inFlight map[string]int
-	current  atomic.Int64
-
-	maxInFlight atomic.Int64
-	overlap     atomic.Int64
-}
-
-// script queues replies; a reply may also take the whMessage form to see the context.
-func (s *whSender) script(replies ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range replies {
-		switch f := r.(type) {
-		case func(ports.WebhookMessage) (ports.WebhookResponse, error):
-			s.replies = append(s.replies, func(m whMessage) (ports.WebhookResponse, error) { return f(m.WebhookMessage) })
-		case func(whMessage) (ports.WebhookResponse, error):
-			s.replies = append(s.replies, f)
-		default:
-			panic(fmt.Sprintf("whSender.script: %T", r))
-		}
-	}
-}
-
-func (s *whSender) Send(ctx context.Context, m ports.WebhookMessage) (ports.WebhookResponse, error) {
-	s.mu.Lock()
-	s.msgs = append(s.msgs, m)
-	if s.inFlight == nil {
-		s.inFlight = map[string]int{}
-	}
-	s.inFlight[m.EventID]++
-	if s.inFlight[m.EventID] > 1 {
-		s.overlap.Add(1)
-	}
-	var reply whReply
-	if len(s.replies) > 0 {
-		reply, s.replies = s.replies[0], s.replies[1:]
-	}
-	fallback := s.fallback
-	s.mu.Unlock()
-	now := s.current.Add(1)
-	for {
-		old := s.maxInFlight.Load()
-		if now <= old || s.maxInFlight.CompareAndSwap(old, now) {
-			break
-		}
-	}
-	defer func() {
-		s.current.Add(-1)
-		s.mu.Lock()
-		s.inFlight[m.EventID]--
-		s.mu.Unlock()
-	}()
-	if s.delay > 0 {
-		time.Sleep(s.delay)
-	}
-	switch {
-	case reply != nil:
-		return reply(whMessage{WebhookMessage: m, Ctx: ctx})
-	case fallback != nil:
-		return fallback(m)
-	}
-	return whAnswer(200), nil
-}
-
-func (s *whSender) sent() []ports.WebhookMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.msgs)
-}
-
-// whTransactions knows which account owns which transaction; only Get is implemented.
-type whTransactions struct {
-	ports.TransactionRepository
-	owned map[string]string // transaction id → account id
-}
-
-func (r *whTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
-	if r.owned[id] != accountID || accountID == "" {
-		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
-	}
-	return &domain.Transaction{}, nil
-}
-
-// whWithdrawals is whTransactions for withdrawals.
-type whWithdrawals struct {
-	ports.WithdrawalRepository
-	owned map[string]string
-}
-
-func (r *whWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
-	if r.owned[id] != accountID || accountID == "" {
-		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
-	}
-	return &domain.Withdrawal{}, nil
-}
-
 func TestAHostThatKeepsNotAnsweringIsHeldBackWithoutSpendingAttemptsThenProbedOnce(t *testing.T) {
 	w := newWhWorld(t)
 	answer := false
 	w.sender.fallback = func(ports.WebhookMessage) (ports.WebhookResponse, error) {
 		if answer {
-			return whAnswer(204), nil
+			return senderAnswer(204), nil
 		}
 		return ports.WebhookResponse{}, errors.New("no answer within 10s")
 	}

@@ -13,203 +13,16 @@ import (
 	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
-	"github.com/pixgate/pixgate/ports"
 )
-
-// Hand-written fakes of the ports the withdrawal use cases need.
 
 func newWdClock() *fakeClock {
 	return newFakeClock(time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC))
 }
 
-// wdRepo keeps withdrawals in memory under one lock, on top of a fixed balance that stands for
-// the account's transactions.
-type wdRepo struct {
-	mu       sync.Mutex
-	base     map[string]domain.Balance
-	byID     map[string]domain.WithdrawalRecord
-	events   []domain.Event
-	beforeCR func(r *wdRepo)                 // runs under no lock just before Create takes it
-	ledger   map[string]domain.LedgerBalance // what the postings of stored withdrawals moved
-	// balanceFirst checks the balance before the idempotency key, as a store may.
-	balanceFirst bool
-}
-
-func newWdRepo() *wdRepo {
-	return &wdRepo{base: map[string]domain.Balance{}, byID: map[string]domain.WithdrawalRecord{}, ledger: map[string]domain.LedgerBalance{}}
-}
-
-var _ ports.WithdrawalRepository = (*wdRepo)(nil)
-
-func (r *wdRepo) fund(accountID string, available domain.Cents) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b := r.base[accountID]
-	b.Available += available
-	r.base[accountID] = b
-}
-
-func (r *wdRepo) balanceLocked(accountID string) domain.Balance {
-	b, l := r.base[accountID], r.ledger[accountID]
-	b.Available += l.Available
-	b.Blocked += l.Blocked
-	return b
-}
-
-// postLocked applies postings to the accounts' balances, all or nothing, as a store's ledger
-// does: a checked posting the available balance does not cover refuses them all.
-func (r *wdRepo) postLocked(postings []domain.Posting) error {
-	next := map[string]domain.LedgerBalance{}
-	for _, p := range postings {
-		cur, ok := next[p.AccountID]
-		if !ok {
-			b := r.balanceLocked(p.AccountID)
-			cur = domain.LedgerBalance{Available: b.Available, Blocked: b.Blocked}
-		}
-		after, err := cur.Apply(p)
-		if err != nil {
-			return err
-		}
-		next[p.AccountID] = after
-	}
-	for account, after := range next {
-		base := r.base[account]
-		r.ledger[account] = domain.LedgerBalance{Available: after.Available - base.Available, Blocked: after.Blocked - base.Blocked}
-	}
-	return nil
-}
-
-func (r *wdRepo) Create(ctx context.Context, w *domain.Withdrawal) error {
-	if hook := r.beforeCR; hook != nil {
-		hook(r)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec := w.Record()
-	if r.balanceFirst && r.balanceLocked(rec.AccountID).Available < w.Total() {
-		return domain.ErrInsufficientBalance
-	}
-	if _, ok := r.byID[rec.ID]; ok {
-		return ports.ErrDuplicate
-	}
-	for _, other := range r.byID {
-		if rec.Idempotency.Key != "" && other.AccountID == rec.AccountID && other.Idempotency.Key == rec.Idempotency.Key {
-			return fmt.Errorf("key: %w", ports.ErrDuplicate)
-		}
-	}
-	if err := r.postLocked(w.Postings()); err != nil {
-		return err
-	}
-	rec.Version = 1
-	r.byID[rec.ID] = rec
-	r.events = append(r.events, w.Events()...)
-	w.MarkStored(1)
-	return nil
-}
-
-func (r *wdRepo) Get(ctx context.Context, accountID, id string) (*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.byID[id]
-	if !ok || rec.AccountID != accountID {
-		return nil, domain.ErrNotFound
-	}
-	return domain.UnmarshalWithdrawalFromDatabase(rec), nil
-}
-
-func (r *wdRepo) GetByIdempotencyKey(ctx context.Context, accountID, key string) (*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rec := range r.byID {
-		if rec.AccountID == accountID && rec.Idempotency.Key == key {
-			return domain.UnmarshalWithdrawalFromDatabase(rec), nil
-		}
-	}
-	return nil, domain.ErrNotFound
-}
-
-func (r *wdRepo) Update(ctx context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.byID[id]
-	if !ok || rec.AccountID != accountID {
-		return nil, domain.ErrNotFound
-	}
-	w := domain.UnmarshalWithdrawalFromDatabase(rec)
-	if err := fn(w); err != nil {
-		return nil, err
-	}
-	if err := r.postLocked(w.Postings()); err != nil {
-		return nil, err
-	}
-	next := w.Record()
-	next.Version = rec.Version + 1
-	r.byID[id] = next
-	r.events = append(r.events, w.Events()...)
-	return domain.UnmarshalWithdrawalFromDatabase(next), nil
-}
-
-func (r *wdRepo) ListByStatus(ctx context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*domain.Withdrawal
-	for _, rec := range r.byID {
-		if rec.Status == status && !rec.History[len(rec.History)-1].Date.After(until) {
-			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
-		}
-	}
-	slices.SortFunc(out, func(a, b *domain.Withdrawal) int { return a.UpdatedAt().Compare(b.UpdatedAt()) })
-	return out[:min(limit, len(out))], nil
-}
-
-func (r *wdRepo) ListByAccount(ctx context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*domain.Withdrawal
-	for _, rec := range r.byID {
-		if rec.AccountID == accountID {
-			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
-		}
-	}
-	slices.SortFunc(out, func(a, b *domain.Withdrawal) int { return a.CreatedAt().Compare(b.CreatedAt()) })
-	from := min(len(out), (p.Number-1)*p.Size)
-	return out[from:min(len(out), from+p.Size)], nil
-}
-
-// wdLedger is the fake's balance as a ports.Ledger; the use cases under test read the balance
-// only, and any other method panics (the nil embedded interface).
-type wdLedger struct {
-	ports.Ledger
-	repo *wdRepo
-}
-
-func (l wdLedger) Balance(ctx context.Context, accountID string) (domain.Balance, error) {
-	l.repo.mu.Lock()
-	defer l.repo.mu.Unlock()
-	return l.repo.balanceLocked(accountID), nil
-}
-
-func (r *wdRepo) stored() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.byID)
-}
-
-func (r *wdRepo) eventTypes(id string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for _, e := range r.events {
-		if e.ResourceID == id {
-			out = append(out, e.Type)
-		}
-	}
-	return out
-}
-
 // wdFixture is the withdrawal use cases over the fakes, for one funded account.
 type wdFixture struct {
-	repo    *wdRepo
+	ledger  *fakeLedger
+	repo    *fakeWithdrawals
 	clock   *fakeClock
 	create  *application.CreateWithdrawal
 	caller  domain.Principal
@@ -224,9 +37,11 @@ var wdGateway = domain.AccountHolder{
 
 func newWdFixture(t *testing.T, startAtOnce bool, fee domain.Cents, funds domain.Cents) *wdFixture {
 	t.Helper()
-	repo, clock := newWdRepo(), newWdClock()
+	clock := newWdClock()
+	ledger := newFakeLedger(clock)
+	repo := newFakeWithdrawals(ledger)
 	f := &wdFixture{
-		repo: repo, clock: clock,
+		ledger: ledger, repo: repo, clock: clock,
 		create: application.NewCreateWithdrawal(repo, &fakeIDs{}, clock, application.WithdrawalSettings{
 			Acquirer: "SANDBOX", Fee: fee, Payer: &wdGateway, Directory: sandbox.Directory{},
 			StartAtOnce: startAtOnce,
@@ -234,7 +49,7 @@ func newWdFixture(t *testing.T, startAtOnce bool, fee domain.Cents, funds domain
 		caller:  domain.Principal{AccountID: "acc-1"},
 		another: domain.Principal{AccountID: "acc-2"},
 	}
-	repo.fund("acc-1", funds)
+	ledger.fund(t, "acc-1", funds)
 	return f
 }
 
@@ -256,7 +71,7 @@ func (f *wdFixture) mustCreate(t *testing.T, in application.CreateWithdrawalInpu
 
 func (f *wdFixture) available(t *testing.T) domain.Cents {
 	t.Helper()
-	b, err := application.NewGetBalance(wdLedger{repo: f.repo}).Execute(context.Background(), f.caller)
+	b, err := application.NewGetBalance(f.ledger).Execute(context.Background(), f.caller)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +177,7 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 	})
 	t.Run("another account may use the same key", func(t *testing.T) {
 		f := newWdFixture(t, true, 0, 10_000)
-		f.repo.fund(f.another.AccountID, 10_000)
+		f.ledger.fund(t, f.another.AccountID, 10_000)
 		in := wdInput(1_000)
 		in.IdempotencyKey = "payout-key-1"
 		a := f.mustCreate(t, in)
@@ -411,8 +226,8 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 			in := wdInput(5_000)
 			in.IdempotencyKey = "payout-key-late"
 			var winnerID string
-			f.repo.beforeCR = func(r *wdRepo) {
-				r.beforeCR = nil // the winner's own call goes straight through
+			f.repo.beforeCreate = func(r *fakeWithdrawals) {
+				r.beforeCreate = nil // the winner's own call goes straight through
 				res, err := f.create.Execute(context.Background(), f.caller, in)
 				if err != nil {
 					t.Errorf("winner: %v", err)
@@ -466,11 +281,13 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 }
 
 func TestCreateWithdrawalFailsWhenTheKeyCannotBeResolved(t *testing.T) {
-	repo := newWdRepo()
-	repo.fund("acc-1", 10_000)
+	clock := newWdClock()
+	ledger := newFakeLedger(clock)
+	repo := newFakeWithdrawals(ledger)
+	ledger.fund(t, "acc-1", 10_000)
 	lookupDown := errors.New("PIX directory unreachable")
-	uc := application.NewCreateWithdrawal(repo, &fakeIDs{}, newWdClock(), application.WithdrawalSettings{
-		Acquirer: "SANDBOX", Payer: &wdGateway, StartAtOnce: true, Directory: wdDirectoryDown{lookupDown},
+	uc := application.NewCreateWithdrawal(repo, &fakeIDs{}, clock, application.WithdrawalSettings{
+		Acquirer: "SANDBOX", Payer: &wdGateway, StartAtOnce: true, Directory: fakeDirectory{lookupDown},
 	})
 	_, err := uc.Execute(context.Background(), domain.Principal{AccountID: "acc-1"}, wdInput(1_000))
 	if !errors.Is(err, lookupDown) || repo.stored() != 0 {
@@ -673,11 +490,4 @@ func TestSettleWithdrawals(t *testing.T) {
 			t.Fatalf("moved %d, %v; want 0", moved, err)
 		}
 	})
-}
-
-// wdDirectoryDown is a PIX directory that cannot answer.
-type wdDirectoryDown struct{ err error }
-
-func (d wdDirectoryDown) Resolve(context.Context, domain.PixKey) (domain.AccountHolder, error) {
-	return domain.AccountHolder{}, d.err
 }

@@ -2,11 +2,8 @@ package httpapi_test
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,9 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,232 +25,25 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// The authentication routes run here against the real use cases and hand-written fakes of
-// their ports: an account store, and a token issuer and verifier that share a table.
-
-type authTestClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *authTestClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *authTestClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-type authTestIDs struct{}
-
-func (authTestIDs) NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// authTestAccounts is an in-memory ports.AccountRepository; fail makes every call answer it.
-type authTestAccounts struct {
-	mu          sync.Mutex
-	accounts    map[string]*domain.Account
-	credentials map[string]domain.Credential
-	fail        error
-}
-
-func (s *authTestAccounts) CreateAccount(_ context.Context, a *domain.Account) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	if _, ok := s.accounts[a.ID()]; ok {
-		return ports.ErrDuplicate
-	}
-	s.accounts[a.ID()] = authCopyAccount(a)
-	return nil
-}
-
-func authCopyAccount(a *domain.Account) *domain.Account {
-	return domain.UnmarshalAccountFromDatabase(a.Record())
-}
-
-func (s *authTestAccounts) GetAccount(_ context.Context, id string) (*domain.Account, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	a, ok := s.accounts[id]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	return authCopyAccount(a), nil
-}
-
-func (s *authTestAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
-	return nil, errors.New("not used by the routes")
-}
-
-func (s *authTestAccounts) UpdateAccount(_ context.Context, id string, fn func(*domain.Account) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	a, ok := s.accounts[id]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	work := authCopyAccount(a)
-	if err := fn(work); err != nil {
-		return err
-	}
-	s.accounts[id] = work
-	return nil
-}
-
-func (s *authTestAccounts) CreateCredential(_ context.Context, c domain.Credential) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	if _, ok := s.credentials[c.ClientID]; ok {
-		return ports.ErrDuplicate
-	}
-	s.credentials[c.ClientID] = c
-	return nil
-}
-
-func (s *authTestAccounts) GetCredential(_ context.Context, clientID string) (domain.Credential, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return domain.Credential{}, s.fail
-	}
-	c, ok := s.credentials[clientID]
-	if !ok {
-		return domain.Credential{}, domain.ErrNotFound
-	}
-	return c, nil
-}
-
-func (s *authTestAccounts) ListCredentials(_ context.Context, accountID string) ([]domain.Credential, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	out := []domain.Credential{}
-	for _, c := range s.credentials {
-		if c.AccountID == accountID {
-			out = append(out, c)
-		}
-	}
-	slices.SortFunc(out, func(a, b domain.Credential) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ClientID, b.ClientID))
-	})
-	return out, nil
-}
-
-func (s *authTestAccounts) RevokeCredential(_ context.Context, accountID, clientID string, at time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	c, ok := s.credentials[clientID]
-	if !ok || c.AccountID != accountID {
-		return domain.ErrNotFound
-	}
-	c.RevokedAt = &at
-	s.credentials[clientID] = c
-	return nil
-}
-
-func (s *authTestAccounts) RecordCredentialUse(_ context.Context, clientID string, at time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	c, ok := s.credentials[clientID]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	c.LastUsedAt = &at
-	s.credentials[clientID] = c
-	return nil
-}
-
-// authTestTokens issues opaque tokens and verifies them from its table.
-type authTestTokens struct {
-	clock  *authTestClock
-	mu     sync.Mutex
-	issued map[string]ports.TokenClaims
-}
-
-func (t *authTestTokens) Issue(_ context.Context, p domain.Principal, lifetime time.Duration) (ports.IssuedToken, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.clock.Now().Truncate(time.Second)
-	raw := "tok_" + authTestIDs{}.NewID()
-	t.issued[raw] = ports.TokenClaims{AccountID: p.AccountID, ClientID: p.ClientID, Scopes: p.Scopes, ExpiresAt: now.Add(lifetime)}
-	return ports.IssuedToken{Token: raw, IssuedAt: now, ExpiresAt: now.Add(lifetime)}, nil
-}
-
-func (t *authTestTokens) Verify(_ context.Context, raw string) (ports.TokenClaims, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c, ok := t.issued[raw]
-	if !ok || !t.clock.Now().Before(c.ExpiresAt) {
-		return ports.TokenClaims{}, ports.ErrInvalidToken
-	}
-	return c, nil
-}
-
-// authFailingGranter answers every token request with err.
-type authFailingGranter struct{ err error }
-
-func (g authFailingGranter) Execute(context.Context, string, string, []domain.Scope) (application.TokenGrant, error) {
-	return application.TokenGrant{}, g.err
-}
-
-// The transaction use cases are required by httpapi.New but never called here: their ports
-// are interface values whose methods panic.
-type (
-	authUnusedTransactions struct{ ports.TransactionRepository }
-	authUnusedTokens       struct{ ports.CapabilityGenerator }
-	authUnusedEmitter      struct{ ports.PixEmitter }
-	authUnusedRenderer     struct{ ports.QRRenderer }
-	authUnusedAcquirer     struct{ ports.Acquirer }
-	authUnusedWithdrawals  struct{ ports.WithdrawalRepository }
-	authUnusedLedger       struct{ ports.Ledger }
-	authUnusedOutbox       struct{ ports.Outbox }
-)
+// The authentication routes run here against the real use cases and the package's fakes
+// (fakes_test.go): an account store, and a token issuer and verifier that share a table.
 
 const authTestJWKS = `{"keys":[{"kty":"RSA","kid":"k1","n":"AQAB","e":"AQAB"}]}`
 
 type authServer struct {
 	t        *testing.T
 	srv      *httptest.Server
-	clock    *authTestClock
-	accounts *authTestAccounts
+	clock    *fakeClock
+	accounts *fakeAccounts
 	create   *application.CreateAccount
 	disable  *application.DisableAccount
 }
 
 func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 	t.Helper()
-	clock := &authTestClock{now: time.Date(2031, 9, 10, 11, 12, 13, 0, time.UTC)}
-	accounts := &authTestAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}}
-	tokens := &authTestTokens{clock: clock, issued: map[string]ports.TokenClaims{}}
+	clock := newFakeClock(time.Date(2031, 9, 10, 11, 12, 13, 0, time.UTC))
+	accounts := newFakeAccounts()
+	tokens := newFakeTokens(clock)
 	hasher, err := system.NewClientSecrets([]byte("http-test-key-http-test-key-0123"))
 	if err != nil {
 		t.Fatal(err)
@@ -263,22 +51,22 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 	if granter == nil {
 		granter = application.NewIssueToken(accounts, tokens, hasher, time.Hour)
 	}
-	ids := authTestIDs{}
+	ids := fakeIDs{}
 	deps := httpapi.Deps{
 		Authenticator:     application.NewAuthenticate(tokens, accounts),
-		CreateTransaction: application.NewCreateTransaction(authUnusedTransactions{}, authUnusedEmitter{}, authUnusedRenderer{}, ids, authUnusedTokens{}, clock),
-		GetTransaction:    application.NewGetTransaction(authUnusedTransactions{}),
-		ListTransactions:  application.NewListTransactions(authUnusedTransactions{}),
-		RefundTransaction: application.NewRefundTransaction(authUnusedTransactions{}, authUnusedAcquirer{}, ids, clock, func(error) {}),
+		CreateTransaction: application.NewCreateTransaction(unusedTransactions{}, unusedEmitter{}, unusedRenderer{}, ids, unusedCapabilities{}, clock),
+		GetTransaction:    application.NewGetTransaction(unusedTransactions{}),
+		ListTransactions:  application.NewListTransactions(unusedTransactions{}),
+		RefundTransaction: application.NewRefundTransaction(unusedTransactions{}, unusedAcquirer{}, ids, clock, func(error) {}),
 		Withdrawals: httpapi.WithdrawalDeps{
-			Create:  application.NewCreateWithdrawal(authUnusedWithdrawals{}, ids, clock, application.WithdrawalSettings{Acquirer: "SANDBOX"}),
-			Get:     application.NewGetWithdrawal(authUnusedWithdrawals{}),
-			Cancel:  application.NewCancelWithdrawal(authUnusedWithdrawals{}, clock),
-			Balance: application.NewGetBalance(authUnusedLedger{}),
+			Create:  application.NewCreateWithdrawal(unusedWithdrawals{}, ids, clock, application.WithdrawalSettings{Acquirer: "SANDBOX"}),
+			Get:     application.NewGetWithdrawal(unusedWithdrawals{}),
+			Cancel:  application.NewCancelWithdrawal(unusedWithdrawals{}, clock),
+			Balance: application.NewGetBalance(unusedLedger{}),
 		},
-		Webhooks:    httpapi.WebhookDeps{ListEvents: application.NewListEvents(authUnusedTransactions{}, authUnusedWithdrawals{}, authUnusedOutbox{})},
-		Ledger:      httpapi.LedgerDeps{Entries: application.NewListEntries(authUnusedLedger{})},
-		PaymentPage: httpapi.PaymentPageDeps{Show: application.NewShowPaymentPage(authUnusedTransactions{}, accounts, clock), Follow: application.NewFollowPayment(authUnusedTransactions{}, clock)},
+		Webhooks:    httpapi.WebhookDeps{ListEvents: application.NewListEvents(unusedTransactions{}, unusedWithdrawals{}, unusedOutbox{})},
+		Ledger:      httpapi.LedgerDeps{Entries: application.NewListEntries(unusedLedger{})},
+		PaymentPage: httpapi.PaymentPageDeps{Show: application.NewShowPaymentPage(unusedTransactions{}, accounts, clock), Follow: application.NewFollowPayment(unusedTransactions{}, clock)},
 		Auth: httpapi.AuthDeps{
 			Token:               granter,
 			JWKS:                []byte(authTestJWKS),
@@ -507,7 +295,7 @@ func TestTokenEndpointWhenTheBackendFails(t *testing.T) {
 		{"token500 without internals for anything else", errors.New("driver exploded: mongodb://user:pw@host"), 500, "server_error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newAuthServer(t, authFailingGranter{err: tc.err})
+			s := newAuthServer(t, failingGranter{err: tc.err})
 			r := s.do(http.MethodPost, "/auth/token", authFormHeader, authForm("client_id", "c", "client_secret", "s"))
 			if r.status != tc.status || r.json(t)["error"] != tc.code {
 				t.Fatalf("%d %s", r.status, r.body)

@@ -7,27 +7,13 @@ import (
 
 	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
-	"github.com/pixgate/pixgate/ports"
 )
 
-// Ports a test does not exercise: interface values whose methods panic when called.
-type (
-	unusedTransactions struct{ ports.TransactionRepository }
-	unusedWithdrawals  struct{ ports.WithdrawalRepository }
-	unusedAccounts     struct{ ports.AccountRepository }
-	unusedLedger       struct{ ports.Ledger }
-	unusedOutbox       struct{ ports.Outbox }
-	unusedIssuer       struct{ ports.TokenIssuer }
-	unusedIDs          struct{ ports.IDGenerator }
-	unusedClock        struct{}
-)
-
-func (unusedClock) Now() time.Time { return time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC) }
-
-// completeDeps fills every required dependency d leaves nil with a use case over unused ports,
+// completeDeps fills every required dependency d leaves nil with a use case over unused ports
+// (or the failing transaction store),
 // so that New accepts a server built for the routes a test exercises.
 func completeDeps(d Deps) Deps {
-	txs, wds, accounts, ledger, clock := unusedTransactions{}, unusedWithdrawals{}, unusedAccounts{}, unusedLedger{}, unusedClock{}
+	txs, wds, accounts, ledger, clock := failingTransactions{}, unusedWithdrawals{}, unusedAccounts{}, unusedLedger{}, newFakeClock(fakeNow)
 	hasher, err := system.NewClientSecrets([]byte("unused-test-key-unused-test-key-"))
 	if err != nil {
 		panic(err)
@@ -39,7 +25,7 @@ func completeDeps(d Deps) Deps {
 		d.Auth.JWKS = []byte(`{"keys":[]}`)
 	}
 	if d.Auth.CreateCredential == nil {
-		d.Auth.CreateCredential = application.NewCreateCredential(accounts, unusedIDs{}, clock, hasher)
+		d.Auth.CreateCredential = application.NewCreateCredential(accounts, fakeIDs{}, clock, hasher)
 	}
 	if d.Auth.ListCredentials == nil {
 		d.Auth.ListCredentials = application.NewListCredentials(accounts)
@@ -55,7 +41,7 @@ func completeDeps(d Deps) Deps {
 	}
 	if d.Withdrawals == (WithdrawalDeps{}) {
 		d.Withdrawals = WithdrawalDeps{
-			Create:  application.NewCreateWithdrawal(wds, unusedIDs{}, clock, application.WithdrawalSettings{Acquirer: "SANDBOX"}),
+			Create:  application.NewCreateWithdrawal(wds, fakeIDs{}, clock, application.WithdrawalSettings{Acquirer: "SANDBOX"}),
 			Get:     application.NewGetWithdrawal(wds),
 			Cancel:  application.NewCancelWithdrawal(wds, clock),
 			Balance: application.NewGetBalance(ledger),

@@ -2,43 +2,16 @@ package httpapi
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 )
-
-// registry is an in-process ports.InstanceRegistry: what instances sharing one store see.
-type registry struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-}
-
-func (r *registry) Heartbeat(_ context.Context, id string, now time.Time, ttl time.Duration) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seen[id] = now
-	n := 0
-	for _, at := range r.seen {
-		if now.Sub(at) <= ttl {
-			n++
-		}
-	}
-	return n, nil
-}
-
-func (r *registry) Leave(_ context.Context, id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.seen, id)
-	return nil
-}
 
 // TestRateShare floods three instances sharing one registry, round-robin, for a minute of a
 // stepped clock: together they allow the configured rate, not three times it; once one leaves,
 // the two others take up its share at their next heartbeat.
 func TestRateShare(t *testing.T) {
-	clock := &stepClock{now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
-	reg := &registry{seen: map[string]time.Time{}}
+	clock := newFakeClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	reg := &fakeRegistry{seen: map[string]time.Time{}}
 	const rps, burst = 30, 30
 	var limiters []*RateLimiter
 	var shares []*RateShare

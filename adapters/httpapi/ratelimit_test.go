@@ -2,32 +2,13 @@ package httpapi
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 )
 
-// stepClock is a clock tests move by hand.
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestRateLimiter(t *testing.T) {
-	newLimiter := func() (*RateLimiter, *stepClock) {
-		clock := &stepClock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	newLimiter := func() (*RateLimiter, *fakeClock) {
+		clock := newFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 		return NewRateLimiter(50, 100, clock), clock
 	}
 	t.Run("a burst of 100 passes and the 101st is refused", func(t *testing.T) {
@@ -88,7 +69,7 @@ func TestRateLimiter(t *testing.T) {
 		}
 	})
 	t.Run("a bucket still refilling is kept", func(t *testing.T) {
-		clock := &stepClock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+		clock := newFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 		l := NewRateLimiter(0.001, 100, clock) // so slow that minutes cannot refill it
 		for i := 0; i < 100; i++ {
 			l.take("busy")
@@ -100,7 +81,7 @@ func TestRateLimiter(t *testing.T) {
 		}
 	})
 	t.Run("rate 0 turns limiting off", func(t *testing.T) {
-		if NewRateLimiter(0, 100, &stepClock{}) != nil {
+		if NewRateLimiter(0, 100, &fakeClock{}) != nil {
 			t.Fatal("want no limiter")
 		}
 	})

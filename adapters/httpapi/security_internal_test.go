@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -11,108 +10,19 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pixgate/pixgate/application"
-	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
 
 // OWASP API8:2023 (security misconfiguration): a failure inside pixgate answers 500
 // internal_error with nothing of its cause (no driver message, address, credential or stack);
 // the log line with the answer's request id has it. The store here fails the way a driver does,
-// or panics.
+// or panics (failingTransactions, in fakes_internal_test.go).
 
-// secDriverError reads like what a database driver says, credentials and addresses included.
-var secDriverError = errors.New(`connection(db-0.internal:27017[-3]) incomplete read of message header: ` +
-	`read tcp 10.0.3.7:51544->10.0.3.9:27017: i/o timeout; uri mongodb://pixgate:s3cr3t-passw0rd@db-0.internal`)
-
-// secDriverLeaks are the pieces of secDriverError (and of a Go stack) an answer must not show.
+// secDriverLeaks are the pieces of errDriver (and of a Go stack) an answer must not show.
 var secDriverLeaks = []string{"db-0.internal", "10.0.3", "27017", "i/o timeout", "mongodb", "s3cr3t", "incomplete read",
 	"goroutine", ".go:", "runtime/", "panic", "index out of range"}
-
-// secFailingStore is a TransactionRepository whose every call fails with secDriverError, or
-// panics when panics is set.
-type secFailingStore struct{ panics bool }
-
-func (s secFailingStore) fail() error {
-	if s.panics {
-		var none []int
-		_ = none[3] // a runtime error, as a bug in an adapter would raise
-	}
-	return secDriverError
-}
-
-func (s secFailingStore) Create(context.Context, *domain.Transaction) error { return s.fail() }
-func (s secFailingStore) Get(context.Context, string, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) GetByIdempotencyKey(context.Context, string, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) Find(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) FindByPaymentToken(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) FindByPixLocation(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) FindByCobTxID(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
-	return ports.TransactionPage{}, s.fail()
-}
-func (s secFailingStore) Update(context.Context, string, string, func(*domain.Transaction) error) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) ListExpired(context.Context, time.Time, int) ([]*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s secFailingStore) ListByStatus(context.Context, domain.TransactionStatus, time.Time, int) ([]*domain.Transaction, error) {
-	return nil, s.fail()
-}
-
-type secAuthenticator struct{}
-
-func (secAuthenticator) Execute(_ context.Context, token string) (domain.Principal, error) {
-	if token != "good" {
-		return domain.Principal{}, ports.ErrInvalidToken
-	}
-	return domain.Principal{AccountID: "account", ClientID: "client", Scopes: domain.AllScopes()}, nil
-}
-
-type secEmitter struct{ err error }
-
-func (secEmitter) Acquirer() string { return "SANDBOX" }
-func (e secEmitter) Emit(context.Context, domain.PixCharge) (domain.PixCode, error) {
-	return domain.PixCode{URI: "000201"}, e.err
-}
-
-type secRenderer struct{}
-
-func (secRenderer) RenderPNG(context.Context, string) ([]byte, error) { return []byte("\x89PNG"), nil }
-
-type secIDs struct{}
-
-func (secIDs) NewID() string { return "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f" }
-
-type secTokens struct{}
-
-func (secTokens) NewCapability() string { return "sec-payment-token-0000001" }
-
-// secAcquirer takes every devolution and answers it later, by callback.
-type secAcquirer struct{}
-
-func (secAcquirer) RequestDevolution(context.Context, ports.Devolution) (ports.DevolutionResult, error) {
-	return ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil
-}
-
-type secClock struct{}
-
-func (secClock) Now() time.Time { return time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC) }
 
 // secLog collects log lines written from the server's goroutines.
 type secLog struct {
@@ -133,13 +43,13 @@ func (l *secLog) String() string {
 }
 
 func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Server, *secLog) {
-	logs := &secLog{}
+	logs, clock := &secLog{}, newFakeClock(fakeNow)
 	s := New(Config{}, completeDeps(Deps{
-		Authenticator:     secAuthenticator{},
-		CreateTransaction: application.NewCreateTransaction(repo, emitter, secRenderer{}, secIDs{}, secTokens{}, secClock{}),
+		Authenticator:     fakeAuthenticator{},
+		CreateTransaction: application.NewCreateTransaction(repo, emitter, fakeRenderer{}, fakeIDs{}, fakeCapabilities{}, clock),
 		GetTransaction:    application.NewGetTransaction(repo),
 		ListTransactions:  application.NewListTransactions(repo),
-		RefundTransaction: application.NewRefundTransaction(repo, secAcquirer{}, secIDs{}, secClock{}, func(error) {}),
+		RefundTransaction: application.NewRefundTransaction(repo, fakeAcquirer{}, fakeIDs{}, clock, func(error) {}),
 		Logger:            slog.New(slog.NewJSONHandler(logs, nil)),
 	}))
 	return s, logs
@@ -158,7 +68,7 @@ func TestOWASPAPI8InternalErrorsAnswer500WithoutTheirCause(t *testing.T) {
 		if panics {
 			what = "a panic"
 		}
-		s, logs := secServer(secFailingStore{panics: panics}, secEmitter{})
+		s, logs := secServer(failingTransactions{panics: panics}, fakeEmitter{})
 		for _, rq := range requests {
 			t.Run(what+" in "+rq.method+" "+rq.path, func(t *testing.T) {
 				req := httptest.NewRequest(rq.method, rq.path, strings.NewReader(rq.body))
@@ -200,8 +110,7 @@ func TestOWASPAPI8InternalErrorsAnswer500WithoutTheirCause(t *testing.T) {
 
 func TestOWASPAPI8AFailedEmissionAnswers500WithoutTheEmittersWords(t *testing.T) {
 	emitErr := errors.New("acquirer POST https://acq.internal/v2/cob?key=k3y answered 500: java.lang.NullPointerException")
-	store := &secRecordingStore{}
-	s, logs := secServer(store, secEmitter{err: emitErr})
+	s, logs := secServer(failingTransactions{acceptCreate: true}, fakeEmitter{err: emitErr})
 	req := httptest.NewRequest("POST", "/transaction", strings.NewReader(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer good")
@@ -218,12 +127,4 @@ func TestOWASPAPI8AFailedEmissionAnswers500WithoutTheEmittersWords(t *testing.T)
 	if !strings.Contains(logs.String(), "NullPointerException") {
 		t.Errorf("the log lacks the emitter's error:\n%s", logs)
 	}
-}
-
-// secRecordingStore accepts every Create and finds nothing.
-type secRecordingStore struct{ secFailingStore }
-
-func (*secRecordingStore) Create(context.Context, *domain.Transaction) error { return nil }
-func (*secRecordingStore) GetByIdempotencyKey(context.Context, string, string) (*domain.Transaction, error) {
-	return nil, domain.ErrNotFound
 }

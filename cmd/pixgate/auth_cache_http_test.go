@@ -12,9 +12,9 @@ import (
 // twoInstances are two pixgate servers assembled as `serve` assembles them, sharing one memory
 // store, one signing key and one clock the test moves: what two instances behind a load
 // balancer share (a MongoDB database, a key file, time).
-func twoInstances(t *testing.T, vars map[string]string) (first, second *env, clock *payClock) {
+func twoInstances(t *testing.T, vars map[string]string) (first, second *env, clock *fakeClock) {
 	t.Helper()
-	clock = &payClock{}
+	clock = &fakeClock{}
 	cfg, err := loadConfig(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

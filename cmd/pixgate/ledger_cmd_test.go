@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/pixgate/pixgate/domain"
-	"github.com/pixgate/pixgate/ports"
 )
 
 // `pixgate ledger verify`: its command line through run(), and its audit of a memory store
@@ -112,9 +111,3 @@ func TestLedgerVerifyReportsAStoreFailure(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
-
-var errLedgerDown = errors.New("ledger down")
-
-type failingLedger struct{ ports.Ledger }
-
-func (failingLedger) Ledgers(context.Context) ([]string, error) { return nil, errLedgerDown }

@@ -40,15 +40,10 @@ func (e *env) lcSettle() int {
 	return 0
 }
 
-// lcClockAt is a clock stopped at one instant.
-type lcClockAt time.Time
-
-func (c lcClockAt) Now() time.Time { return time.Time(c) }
-
 // lcExpire runs the expiry sweeper as if it were at.
 func (e *env) lcExpire(at time.Time) int {
 	e.t.Helper()
-	n, err := application.NewExpireTransactions(e.app.stores.transactions, lcClockAt(at)).RunOnce(context.Background())
+	n, err := application.NewExpireTransactions(e.app.stores.transactions, &fakeClock{at: at}).RunOnce(context.Background())
 	if err != nil {
 		e.t.Fatalf("expiry sweeper: %v", err)
 	}

@@ -11,30 +11,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
 )
-
-// payClock is the wall clock plus an offset the test moves: charges expire without waiting.
-type payClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *payClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().UTC().Add(c.offset)
-}
-
-func (c *payClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.offset += d
-	c.mu.Unlock()
-}
 
 // payCharge creates a charge with fullTransaction's payer data and returns its id and the
 // path of its payment page.
@@ -279,7 +260,7 @@ func (s *sseStream) next(d time.Duration) string {
 }
 
 func TestPaymentPageLiveChannel(t *testing.T) {
-	clock := &payClock{}
+	clock := &fakeClock{}
 	e := newEnv(t, map[string]string{"PIXGATE_PAY_STREAMS_PER_CHARGE": "2", "PIXGATE_PAY_STREAMS_PER_ADDRESS": "3"},
 		func(a *app) { a.clock = clock })
 	_, tok := e.account()

@@ -295,7 +295,7 @@ func TestDynamicChargeCodeAndLocation(t *testing.T) {
 }
 
 func TestDynamicChargeExpiresAsRemovidaPeloPSP(t *testing.T) {
-	clock := &payClock{}
+	clock := &fakeClock{}
 	e := locEnv(t, nil, func(a *app) { a.clock = clock })
 	_, tok := e.account()
 	body := minimalTransaction()

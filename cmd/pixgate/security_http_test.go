@@ -1335,20 +1335,6 @@ func TestOWASPAPI7WebhookURLsOfLocalHostsAndIPLiteralsAreRefusedAtValidation(t *
 	}
 }
 
-// secResolver answers every name with its addresses and counts the look-ups.
-type secResolver struct {
-	addrs []netip.Addr
-	mu    sync.Mutex
-	asked int
-}
-
-func (r *secResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.asked++
-	return r.addrs, nil
-}
-
 func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *testing.T) {
 	rc := newReceiver(t)
 	for _, c := range []struct {
@@ -1363,7 +1349,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 		{"NAT64 of a private address", []string{"64:ff9b::a00:1"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := &secResolver{}
+			res := &fakeResolver{}
 			for _, a := range c.addrs {
 				res.addrs = append(res.addrs, netip.MustParseAddr(a))
 			}

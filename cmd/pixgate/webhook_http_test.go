@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,16 +63,9 @@ func (rc *receiver) deliveries() []delivered {
 	return append([]delivered(nil), rc.got...)
 }
 
-// loopbackResolver answers every name with 127.0.0.1.
-type loopbackResolver struct{}
-
-func (loopbackResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
-}
-
 func newWebhookEnv(t *testing.T, rc *receiver) *env {
 	return newEnv(t, map[string]string{"PIXGATE_WEBHOOK_ALLOW_PRIVATE": "true", "PIXGATE_WEBHOOK_CA_FILE": rc.caFile},
-		func(a *app) { a.webhookOptions = webhook.Options{Resolver: loopbackResolver{}} })
+		func(a *app) { a.webhookOptions = webhook.Options{Resolver: loopbackResolver()} })
 }
 
 func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T) {

@@ -1,58 +1,15 @@
-package application
+package application_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
-	"github.com/pixgate/pixgate/ports"
 )
-
-// locRepo finds the transactions it holds by location id; every other method of the port is
-// the embedded nil interface, which these tests never reach.
-type locRepo struct {
-	ports.TransactionRepository
-	mu      sync.Mutex
-	byLoc   map[string]*domain.Transaction
-	lookups int
-}
-
-func (r *locRepo) FindByPixLocation(_ context.Context, id string) (*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lookups++
-	if t, ok := r.byLoc[id]; ok {
-		return t, nil
-	}
-	return nil, fmt.Errorf("location %s: %w", id, domain.ErrNotFound)
-}
-
-// locSigner records what it signs and writes a token that names it.
-type locSigner struct {
-	mu     sync.Mutex
-	signed []ports.PixLocationPayload
-	err    error
-}
-
-func (s *locSigner) Sign(_ context.Context, p ports.PixLocationPayload) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return "", s.err
-	}
-	s.signed = append(s.signed, p)
-	return fmt.Sprintf("jws-%d-%s-%s-%d", len(s.signed), p.Cob.Location.ID, p.Cob.Status, p.Cob.Revision), nil
-}
-
-func (s *locSigner) KeySet() []byte { return []byte(`{"keys":[]}`) }
-
-type locClock struct{ now time.Time }
-
-func (c *locClock) Now() time.Time { return c.now }
 
 var locBase = time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC)
 
@@ -71,13 +28,13 @@ func locTx(t *testing.T, n int) *domain.Transaction {
 	return tx
 }
 
-func newLocCase(t *testing.T, cacheSize int, txs ...*domain.Transaction) (*ShowPixLocation, *locRepo, *locSigner, *locClock) {
-	repo := &locRepo{byLoc: map[string]*domain.Transaction{}}
+func newLocCase(t *testing.T, cacheSize int, txs ...*domain.Transaction) (*application.ShowPixLocation, *fakeTransactions, *fakeSigner, *fakeClock) {
+	repo := newFakeTransactions()
 	for _, tx := range txs {
-		repo.byLoc[tx.Pix().Location.ID] = tx
+		repo.put(tx)
 	}
-	signer, clock := &locSigner{}, &locClock{now: locBase.Add(time.Minute)}
-	return NewShowPixLocation(repo, signer, clock, "pix@pixgate.example", cacheSize), repo, signer, clock
+	signer, clock := &fakeSigner{}, newFakeClock(locBase.Add(time.Minute))
+	return application.NewShowPixLocation(repo, signer, clock, "pix@pixgate.example", cacheSize), repo, signer, clock
 }
 
 func TestShowPixLocation(t *testing.T) {
@@ -90,22 +47,22 @@ func TestShowPixLocation(t *testing.T) {
 				t.Errorf("Execute(%q) = %v, want ErrNotFound", id, err)
 			}
 		}
-		if repo.lookups != 0 {
-			t.Fatalf("%d look-ups for malformed ids", repo.lookups)
+		if repo.pixLookups != 0 {
+			t.Fatalf("%d look-ups for malformed ids", repo.pixLookups)
 		}
-		if _, err := uc.Execute(ctx, "LOC00000000000000000000099"); !errors.Is(err, domain.ErrNotFound) || repo.lookups != 1 {
-			t.Fatalf("unknown id: %v after %d look-ups", err, repo.lookups)
+		if _, err := uc.Execute(ctx, "LOC00000000000000000000099"); !errors.Is(err, domain.ErrNotFound) || repo.pixLookups != 1 {
+			t.Fatalf("unknown id: %v after %d look-ups", err, repo.pixLookups)
 		}
 	})
 
 	t.Run("an unchanged charge is signed once; a change signs its new revision", func(t *testing.T) {
 		tx := locTx(t, 1)
-		uc, _, signer, clock := newLocCase(t, 10, tx)
+		uc, repo, signer, clock := newLocCase(t, 10, tx)
 		first, err := uc.Execute(ctx, tx.Pix().Location.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		clock.now = clock.now.Add(time.Second)
+		clock.Advance(time.Second)
 		if again, _ := uc.Execute(ctx, tx.Pix().Location.ID); again != first || len(signer.signed) != 1 {
 			t.Fatalf("second fetch %q after %d signatures; want %q after 1", again, len(signer.signed), first)
 		}
@@ -114,7 +71,9 @@ func TestShowPixLocation(t *testing.T) {
 			p.Cob.Status != domain.CobActive || p.Cob.Revision != 0 || p.Cob.Amount != 1234 || p.Cob.ExpirationSeconds != 600 {
 			t.Fatalf("signed %+v", p)
 		}
-		if err := tx.Pay(domain.Payment{AmountPaid: 1234, PaidAt: clock.now, EndToEnd: "E1"}, clock.now); err != nil {
+		if _, err := repo.Update(ctx, "acc", tx.ID(), func(tx *domain.Transaction) error {
+			return tx.Pay(domain.Payment{AmountPaid: 1234, PaidAt: clock.Now(), EndToEnd: "E1"}, clock.Now())
+		}); err != nil {
 			t.Fatal(err)
 		}
 		paid, err := uc.Execute(ctx, tx.Pix().Location.ID)
@@ -134,7 +93,7 @@ func TestShowPixLocation(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := uc.cache.len(); n != 2 {
+		if n := uc.KeptAnswers(); n != 2 {
 			t.Fatalf("%d answers kept, want 2", n)
 		}
 		_, _ = uc.Execute(ctx, txs[2].Pix().Location.ID) // still kept
@@ -152,7 +111,7 @@ func TestShowPixLocation(t *testing.T) {
 			t.Fatalf("Execute = %v, want the signing error", err)
 		}
 		signer.err = nil
-		if jws, err := uc.Execute(ctx, tx.Pix().Location.ID); err != nil || jws == "" || uc.cache.len() != 1 {
+		if jws, err := uc.Execute(ctx, tx.Pix().Location.ID); err != nil || jws == "" || uc.KeptAnswers() != 1 {
 			t.Fatalf("after recovery %q, %v", jws, err)
 		}
 	})

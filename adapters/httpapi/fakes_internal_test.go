@@ -1,0 +1,189 @@
+package httpapi
+
+// The hand-written fakes of the ports the internal tests of this package need, one of each
+// port: a clock the test moves, a transaction store that fails as a driver does, the PIX
+// emitter, renderer, ids and payment tokens, the acquirer, the authenticator and an instance
+// registry, and stand-ins for the ports a test does not exercise (interface values whose
+// methods panic when called).
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// Each fake is the port it stands for.
+var (
+	_ ports.Clock                 = (*fakeClock)(nil)
+	_ ports.TransactionRepository = failingTransactions{}
+	_ ports.PixEmitter            = fakeEmitter{}
+	_ ports.QRRenderer            = fakeRenderer{}
+	_ ports.IDGenerator           = fakeIDs{}
+	_ ports.CapabilityGenerator   = fakeCapabilities{}
+	_ ports.Acquirer              = fakeAcquirer{}
+	_ ports.InstanceRegistry      = (*fakeRegistry)(nil)
+	_ Authenticator               = fakeAuthenticator{}
+)
+
+// errDriver reads like what a database driver says, credentials and addresses included.
+var errDriver = errors.New(`connection(db-0.internal:27017[-3]) incomplete read of message header: ` +
+	`read tcp 10.0.3.7:51544->10.0.3.9:27017: i/o timeout; uri mongodb://pixgate:s3cr3t-passw0rd@db-0.internal`)
+
+// fakeNow is when the tests' clocks start unless they say otherwise.
+var fakeNow = time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC)
+
+// fakeClock is a clock that moves only when the test advances it.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock(at time.Time) *fakeClock { return &fakeClock{now: at} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// failingTransactions is a TransactionRepository whose every call fails with errDriver,
+// or panics, as a bug in an adapter would, when panics is set. With acceptCreate, Create
+// succeeds and GetByIdempotencyKey finds nothing, so that a failure after them is someone
+// else's.
+type failingTransactions struct {
+	panics       bool
+	acceptCreate bool
+}
+
+func (s failingTransactions) fail() error {
+	if s.panics {
+		var none []int
+		_ = none[3] // a runtime error, as a bug in an adapter would raise
+	}
+	return errDriver
+}
+
+func (s failingTransactions) Create(context.Context, *domain.Transaction) error {
+	if s.acceptCreate {
+		return nil
+	}
+	return s.fail()
+}
+func (s failingTransactions) Get(context.Context, string, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s failingTransactions) GetByIdempotencyKey(context.Context, string, string) (*domain.Transaction, error) {
+	if s.acceptCreate {
+		return nil, domain.ErrNotFound
+	}
+	return nil, s.fail()
+}
+func (s failingTransactions) Find(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s failingTransactions) FindByPaymentToken(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s failingTransactions) FindByPixLocation(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s failingTransactions) FindByCobTxID(context.Context, string) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s failingTransactions) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
+	return ports.TransactionPage{}, s.fail()
+}
+func (s failingTransactions) Update(context.Context, string, string, func(*domain.Transaction) error) (*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s failingTransactions) ListExpired(context.Context, time.Time, int) ([]*domain.Transaction, error) {
+	return nil, s.fail()
+}
+func (s failingTransactions) ListByStatus(context.Context, domain.TransactionStatus, time.Time, int) ([]*domain.Transaction, error) {
+	return nil, s.fail()
+}
+
+// fakeAuthenticator knows one bearer token, "good", of an account with every scope.
+type fakeAuthenticator struct{}
+
+func (fakeAuthenticator) Execute(_ context.Context, token string) (domain.Principal, error) {
+	if token != "good" {
+		return domain.Principal{}, ports.ErrInvalidToken
+	}
+	return domain.Principal{AccountID: "account", ClientID: "client", Scopes: domain.AllScopes()}, nil
+}
+
+// fakeEmitter writes a fixed BR Code, or fails with err when set.
+type fakeEmitter struct{ err error }
+
+func (fakeEmitter) Acquirer() string { return "SANDBOX" }
+func (e fakeEmitter) Emit(context.Context, domain.PixCharge) (domain.PixCode, error) {
+	return domain.PixCode{URI: "000201"}, e.err
+}
+
+// fakeRenderer draws every QR code as the same PNG signature.
+type fakeRenderer struct{}
+
+func (fakeRenderer) RenderPNG(context.Context, string) ([]byte, error) { return []byte("\x89PNG"), nil }
+
+// fakeIDs makes one id, always the same.
+type fakeIDs struct{}
+
+func (fakeIDs) NewID() string { return "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f" }
+
+// fakeCapabilities makes one payment token, always the same.
+type fakeCapabilities struct{}
+
+func (fakeCapabilities) NewCapability() string { return "sec-payment-token-0000001" }
+
+// fakeAcquirer takes every devolution and answers it later, by callback.
+type fakeAcquirer struct{}
+
+func (fakeAcquirer) RequestDevolution(context.Context, ports.Devolution) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil
+}
+
+// fakeRegistry is an in-process ports.InstanceRegistry: what instances sharing one store see.
+type fakeRegistry struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (r *fakeRegistry) Heartbeat(_ context.Context, id string, now time.Time, ttl time.Duration) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[id] = now
+	n := 0
+	for _, at := range r.seen {
+		if now.Sub(at) <= ttl {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (r *fakeRegistry) Leave(_ context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.seen, id)
+	return nil
+}
+
+// Ports a test does not exercise: interface values whose methods panic when called.
+type (
+	unusedWithdrawals struct{ ports.WithdrawalRepository }
+	unusedAccounts    struct{ ports.AccountRepository }
+	unusedLedger      struct{ ports.Ledger }
+	unusedOutbox      struct{ ports.Outbox }
+	unusedIssuer      struct{ ports.TokenIssuer }
+)
