@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
@@ -19,10 +20,10 @@ const DefaultPixLocationCacheSize = 10_000
 // look-up, an unknown one after the store's indexed look-up, exactly alike.
 //
 // Signing costs far more than reading (one RSA-PSS signature), so each charge's answer is
-// signed once per revision and kept: repeated fetches of an unchanged charge read the
-// transaction and return the kept JWS. Its apresentacao is therefore the time that revision
-// was first signed on this instance, not the time of each answer; a revision changes with the
-// status, which is what a payer's bank acts on.
+// signed once per revision and kept for at most MaxPixAnswerAge: repeated fetches of an
+// unchanged charge read the transaction and return the kept JWS. Its apresentacao is therefore
+// the time that answer was signed on this instance, at most MaxPixAnswerAge before the time of
+// the answer; a revision changes with the status, which is what a payer's bank acts on.
 type ShowPixLocation struct {
 	repo   ports.TransactionRepository
 	signer ports.PixLocationSigner
@@ -41,6 +42,10 @@ func NewShowPixLocation(repo ports.TransactionRepository, signer ports.PixLocati
 	return &ShowPixLocation{repo: repo, signer: signer, clock: clock, key: key, cache: newJWSCache(max(1, cacheSize))}
 }
 
+// MaxPixAnswerAge bounds how long a signed answer is served again: past it the next fetch
+// signs anew, so that apresentacao never lags the time of the answer by more.
+const MaxPixAnswerAge = time.Minute
+
 // Execute returns the compact JWS of location id, or domain.ErrNotFound.
 func (uc *ShowPixLocation) Execute(ctx context.Context, id string) (string, error) {
 	if !domain.ValidPixLocationID(id) {
@@ -57,14 +62,14 @@ func (uc *ShowPixLocation) Execute(ctx context.Context, id string) (string, erro
 		return "", fmt.Errorf("pix location: %w", domain.ErrNotFound)
 	}
 	k := jwsKey{location: id, revision: cob.Revision, status: cob.Status}
-	if jws, ok := uc.cache.get(k); ok {
-		return jws, nil
+	if a, ok := uc.cache.get(k); ok && now.Sub(a.signedAt) < MaxPixAnswerAge {
+		return a.jws, nil
 	}
 	jws, err := uc.signer.Sign(ctx, ports.PixLocationPayload{Cob: cob, PresentedAt: now, Key: uc.key})
 	if err != nil {
 		return "", fmt.Errorf("signing pix location: %w", err)
 	}
-	uc.cache.put(k, jws)
+	uc.cache.put(k, signedAnswer{jws: jws, signedAt: now})
 	return jws, nil
 }
 
@@ -76,32 +81,41 @@ type jwsKey struct {
 	status   domain.CobStatus
 }
 
+// signedAnswer is a JWS and when it was signed (its apresentacao).
+type signedAnswer struct {
+	jws      string
+	signedAt time.Time
+}
+
 // jwsCache keeps up to size signed answers and forgets the oldest first. A charge's later
 // revision replaces nothing: the older one ages out, being fetched no more.
 type jwsCache struct {
 	mu    sync.RWMutex
 	size  int
-	items map[jwsKey]string
+	items map[jwsKey]signedAnswer
 	order []jwsKey // a ring of the keys, oldest at next
 	next  int
 }
 
 func newJWSCache(size int) *jwsCache {
-	return &jwsCache{size: size, items: make(map[jwsKey]string, size), order: make([]jwsKey, 0, size)}
+	return &jwsCache{size: size, items: make(map[jwsKey]signedAnswer, size), order: make([]jwsKey, 0, size)}
 }
 
-func (c *jwsCache) get(k jwsKey) (string, bool) {
+func (c *jwsCache) get(k jwsKey) (signedAnswer, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	v, ok := c.items[k]
 	return v, ok
 }
 
-func (c *jwsCache) put(k jwsKey, jws string) {
+func (c *jwsCache) put(k jwsKey, a signedAnswer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.items[k]; ok {
-		return // a concurrent fetch signed it too; either answer is right
+	if old, ok := c.items[k]; ok {
+		if a.signedAt.After(old.signedAt) {
+			c.items[k] = a // a fresher signature of the same revision; its place in line stays
+		}
+		return
 	}
 	if len(c.order) < c.size {
 		c.order = append(c.order, k)
@@ -110,7 +124,7 @@ func (c *jwsCache) put(k jwsKey, jws string) {
 		c.order[c.next] = k
 		c.next = (c.next + 1) % c.size
 	}
-	c.items[k] = jws
+	c.items[k] = a
 }
 
 // len is how many answers are kept (tests watch the bound with it).

@@ -85,6 +85,30 @@ func TestShowPixLocation(t *testing.T) {
 		}
 	})
 
+	t.Run("a kept answer is served for at most MaxPixAnswerAge, then signed anew with the time of the answer", func(t *testing.T) {
+		tx := locTx(t, 1)
+		uc, _, signer, clock := newLocCase(t, 10, tx)
+		first, err := uc.Execute(ctx, tx.Pix().Location.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(application.MaxPixAnswerAge - time.Second)
+		if again, _ := uc.Execute(ctx, tx.Pix().Location.ID); again != first || len(signer.signed) != 1 {
+			t.Fatalf("within the age: %q after %d signatures, want the kept answer", again, len(signer.signed))
+		}
+		clock.Advance(time.Second)
+		later, err := uc.Execute(ctx, tx.Pix().Location.ID)
+		if err != nil || later == first || len(signer.signed) != 2 {
+			t.Fatalf("past the age: %q, %v after %d signatures, want a new signature", later, err, len(signer.signed))
+		}
+		if p := signer.signed[1]; !p.PresentedAt.Equal(clock.Now()) || p.Cob.Revision != 0 {
+			t.Fatalf("re-signed at %s revision %d, want %s revision 0", p.PresentedAt, p.Cob.Revision, clock.Now())
+		}
+		if again, _ := uc.Execute(ctx, tx.Pix().Location.ID); again != later || len(signer.signed) != 2 {
+			t.Fatalf("the fresh answer is not kept: %q after %d signatures", again, len(signer.signed))
+		}
+	})
+
 	t.Run("the kept answers are bounded, the oldest forgotten first", func(t *testing.T) {
 		txs := []*domain.Transaction{locTx(t, 1), locTx(t, 2), locTx(t, 3)}
 		uc, _, signer, _ := newLocCase(t, 2, txs...)
