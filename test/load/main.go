@@ -69,9 +69,9 @@ type options struct {
 	serverEnv []string
 	// mongo runs the MongoDB phase (-mongo); mongoRaw is how long each raw driver baseline
 	// runs, mongoBound bounds the whole phase (both set by mongoOptions).
-	mongo                bool
+	mongo bool
 	// onlyMongo runs baseline (b) and the MongoDB phase alone (-only-mongo): see runOnlyMongo.
-	onlyMongo bool
+	onlyMongo            bool
 	mongoRaw, mongoBound time.Duration
 	// pause is the rest between two steps of a step-up; 0: pauseAfterStep.
 	pause time.Duration

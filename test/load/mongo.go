@@ -213,7 +213,7 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 	if countAfter, err := txColl.EstimatedDocumentCount(ctx); err == nil && countAfter > countBefore {
 		n := time.Duration(countAfter - countBefore)
 		logf("MongoDB phase: the POST step-up stored %d transactions (%d in the collection at the end); per creation, cpu ferretdb %s pixgate %s",
-			countAfter-countBefore, countAfter, ((ferret.cpu()-ferretBefore)/n).Round(time.Microsecond), ((srv.process.cpu()-serverBefore)/n).Round(time.Microsecond))
+			countAfter-countBefore, countAfter, ((ferret.cpu() - ferretBefore) / n).Round(time.Microsecond), ((srv.process.cpu() - serverBefore) / n).Round(time.Microsecond))
 	}
 	// What the server's background work costs FerretDB with no request at all: a few
 	// seconds idle at the collection's final size.
