@@ -193,8 +193,17 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 		clock: clock, random: random, cfg: cfg, log: log, byAcct: map[string]int{}, circuits: map[string]*circuit{}}, nil
 }
 
+// pollShare bounds the share of the time an idle dispatcher keeps the store busy looking for
+// due deliveries: after a look that took d, the next timed one waits at least pollShare times
+// d, even when PollInterval is shorter. A store that finds due deliveries through an index
+// answers in a millisecond or so and PollInterval rules; one that reads the whole collection
+// for it (FerretDB v1 on SQLite) would otherwise spend a growing part of its time on polls
+// that find nothing, at the expense of every request.
+const pollShare = 20
+
 // Run delivers due events until ctx ends: it claims as many as it has free slots, sends them in
-// parallel, and looks again when a slot frees or every PollInterval. When ctx ends it abandons
+// parallel, and looks again when a slot frees or every PollInterval (longer on a slow store:
+// see pollShare). When ctx ends it abandons
 // the attempts in flight (nothing is recorded for them), waits for them, and gives its leases
 // back so that another dispatcher takes over at once. It answers nil, or the error of that
 // last release.
@@ -204,8 +213,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	poll := time.NewTimer(d.cfg.PollInterval)
 	defer poll.Stop()
 	for {
+		start := time.Now()
 		d.fill(ctx, &wg, freed)
-		poll.Reset(d.cfg.PollInterval)
+		poll.Reset(max(d.cfg.PollInterval, pollShare*time.Since(start)))
 		select {
 		case <-ctx.Done():
 			wg.Wait()

@@ -25,6 +25,41 @@ type worker struct {
 	run  func(context.Context) error
 }
 
+// sweepShare bounds the share of the time a job's sweeps may keep the store busy: after a
+// sweep that took d, the next one starts no sooner than sweepShare times d later, even when
+// its interval is shorter. On a store that answers a sweep from an index (MongoDB, the memory
+// store) a sweep takes a millisecond or so and the interval rules. On one that reads the whole
+// collection for it (FerretDB v1 on SQLite, whose only indexed look-up is by _id), a sweep's
+// cost grows with the collection: at 700 stored transactions the sweeps every 500 ms to 10 s
+// (sandbox settling, expiry, ledger recovery) kept FerretDB busy for most of a core with no
+// request at all, and creations got what was left. Bounded so, the jobs of an instance take
+// at most a few twentieths of the store's time, and what they sweep for is found later on
+// such a store (by up to sweepShare times a sweep's duration), never lost.
+const sweepShare = 20
+
+// sweepEvery runs a job's fn at once and then every interval, or every sweepShare times the
+// last run's duration when that is longer, until ctx ends. Errors go to report.
+func sweepEvery(ctx context.Context, interval time.Duration, fn func(context.Context) (int, error), report func(error)) {
+	for {
+		start := time.Now()
+		if _, err := fn(ctx); err != nil && ctx.Err() == nil {
+			report(err)
+		}
+		t := time.NewTimer(sweepWait(interval, time.Since(start)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweepWait is the wait before the next sweep of a job whose last sweep took took.
+func sweepWait(interval, took time.Duration) time.Duration {
+	return max(interval, sweepShare*took)
+}
+
 // every runs fn at once and then every interval until ctx ends. Errors go to report; the loop
 // keeps going, since a store that is down now may be back next time.
 func every(ctx context.Context, interval time.Duration, fn func(context.Context) (int, error), report func(error)) {
@@ -48,7 +83,7 @@ func (a *app) startBackground(ctx context.Context, log *slog.Logger) (wait func(
 	var wg sync.WaitGroup
 	for _, j := range a.jobs {
 		wg.Go(func() {
-			every(ctx, j.interval, j.run, func(err error) { log.Error(j.name, slog.String("error", err.Error())) })
+			sweepEvery(ctx, j.interval, j.run, func(err error) { log.Error(j.name, slog.String("error", err.Error())) })
 		})
 	}
 	for _, w := range a.workers {

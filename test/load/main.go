@@ -69,7 +69,9 @@ type options struct {
 	serverEnv []string
 	// mongo runs the MongoDB phase (-mongo); mongoRaw is how long each raw driver baseline
 	// runs, mongoBound bounds the whole phase (both set by mongoOptions).
-	mongo                bool
+	mongo bool
+	// onlyMongo runs baseline (b) and the MongoDB phase alone (-only-mongo): see runOnlyMongo.
+	onlyMongo            bool
 	mongoRaw, mongoBound time.Duration
 	// pause is the rest between two steps of a step-up; 0: pauseAfterStep.
 	pause time.Duration
@@ -82,6 +84,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	out := fs.String("out", "", "markdown file to update (default: <root>/docs/PERFORMANCE.md; -short: none)")
 	listHTTP := fs.String("list-http", "", "stored transactions at which GET /transaction is measured over HTTP, comma separated (default 10000; 100000 adds about 3 minutes of seeding)")
 	budget := fs.Duration("budget", 0, "stop the run after this long (default 10m, -short 3m)")
+	onlyMongo := fs.Bool("only-mongo", false, "run baseline (b), the QR renderer alone, and the MongoDB phase only, print their figures and the POST ratio, and write no file (to study that phase; the report needs a full run)")
 	mongo := fs.Bool("mongo", true, "measure the MongoDB adapter against FerretDB (a child process on loopback), within 60 s (-short: a few seconds)")
 	var serverEnv []string
 	fs.Func("server-env", "an extra PIXGATE_*, GOGC or GOMAXPROCS setting of the server, KEY=VALUE (repeatable)", func(v string) error {
@@ -126,6 +129,10 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	o.out = *out
 	o.serverEnv = serverEnv
 	o.mongo = *mongo
+	o.onlyMongo = *onlyMongo
+	if o.onlyMongo && !o.mongo {
+		return options{}, fmt.Errorf("-only-mongo with -mongo=false measures nothing")
+	}
 	return o, nil
 }
 
@@ -155,6 +162,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	logf("machine: %s, %d logical CPUs, load average %s; commit %s; %s", machine.CPU, machine.LogicalCPUs, machine.LoadBefore, machine.Commit, machine.GoVersion)
 
 	r := &report{machine: machine, options: o, harnessCommand: harnessCommand(args)}
+	if o.onlyMongo {
+		return runOnlyMongo(ctx, o, root, r, logf)
+	}
 	if err := measureOverHTTP(ctx, o, root, r, logf); err != nil {
 		return err
 	}

@@ -204,9 +204,29 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 	}
 	postTargets := staticTargets(srv.process, http.MethodPost, []string{srv.base + "/transaction"}, body,
 		bearer(token, "Content-Type", "application/json"))
+	txColl := db.Collection("transactions")
+	countBefore, _ := txColl.EstimatedDocumentCount(ctx)
+	ferretBefore, serverBefore := ferret.cpu(), srv.process.cpu()
 	if r.mongo.Post, err = findSustained(ctx, "mongo POST /transaction", load, postTargets, o, logf); err != nil {
 		return cut(err, "the POST step-up")
 	}
+	if countAfter, err := txColl.EstimatedDocumentCount(ctx); err == nil && countAfter > countBefore {
+		n := time.Duration(countAfter - countBefore)
+		logf("MongoDB phase: the POST step-up stored %d transactions (%d in the collection at the end); per creation, cpu ferretdb %s pixgate %s",
+			countAfter-countBefore, countAfter, ((ferret.cpu() - ferretBefore) / n).Round(time.Microsecond), ((srv.process.cpu() - serverBefore) / n).Round(time.Microsecond))
+	}
+	// What the server's background work costs FerretDB with no request at all: a few
+	// seconds idle at the collection's final size.
+	idleFrom, idleFor := ferret.cpu(), 3*time.Second
+	if o.short {
+		idleFor = 300 * time.Millisecond
+	}
+	select {
+	case <-time.After(idleFor):
+	case <-ctx.Done():
+		return cut(ctx.Err(), "the idle measure")
+	}
+	logf("MongoDB phase: idle for %s afterwards, FerretDB used %.1f%% of a core", idleFor, 100*float64(ferret.cpu()-idleFrom)/float64(idleFor))
 	load.CloseIdleConnections()
 	if err := srv.alive(); err != nil {
 		return err
