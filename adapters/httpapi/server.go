@@ -126,6 +126,7 @@ type Server struct {
 
 	payPage    *payPage      // the payment page's template and policy
 	payStreams *streamLimits // the payment page's open live channels
+	jsonBufs   jsonBuffers   // the buffers of GET /transaction/{id}'s answers (transaction_json.go)
 }
 
 // New builds the server and its routes.

@@ -125,7 +125,8 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewTransaction(t, s.cfg.PublicURL))
+	v := viewTransaction(t, s.cfg.PublicURL)
+	s.jsonBufs.writeTransaction(w, http.StatusOK, &v)
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) {

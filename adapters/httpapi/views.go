@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -90,10 +91,17 @@ func viewHistory[S ~string](h []domain.StatusEntry[S]) []statusEntryView {
 }
 
 type pixResponseView struct {
-	URI            string  `json:"uri"`
-	QRCodeBase64   string  `json:"qrCodeBase64"`
-	ExpirationDate isoTime `json:"expirationDate"`
+	URI            string     `json:"uri"`
+	QRCodeBase64   pngDataURI `json:"qrCodeBase64"`
+	ExpirationDate isoTime    `json:"expirationDate"`
 }
+
+// pngDataURI is a PNG shown as a data URI string (dataURI): encoding/json writes it through
+// MarshalText, and the hand-written encoder of transaction_json.go encodes the image straight
+// into its buffer, without the copy.
+type pngDataURI []byte
+
+func (p pngDataURI) MarshalText() ([]byte, error) { return appendDataURI(nil, p), nil }
 
 func viewPix(p *domain.PixResponse) *pixResponseView {
 	if p == nil {
@@ -101,16 +109,22 @@ func viewPix(p *domain.PixResponse) *pixResponseView {
 	}
 	return &pixResponseView{
 		URI:            p.URI,
-		QRCodeBase64:   dataURI(p.QRCodePNG),
+		QRCodeBase64:   pngDataURI(p.QRCodePNG),
 		ExpirationDate: isoTime(p.ExpiresAt),
 	}
 }
 
-// dataURI writes a PNG as a data URI in one allocation.
+const dataURIPrefix = "data:image/png;base64,"
+
+// dataURI writes a PNG as a data URI.
 func dataURI(png []byte) string {
-	const prefix = "data:image/png;base64,"
-	buf := make([]byte, 0, len(prefix)+base64.StdEncoding.EncodedLen(len(png)))
-	return string(base64.StdEncoding.AppendEncode(append(buf, prefix...), png))
+	return string(appendDataURI(nil, png))
+}
+
+// appendDataURI appends png as a data URI, growing b at most once.
+func appendDataURI(b, png []byte) []byte {
+	b = slices.Grow(b, len(dataURIPrefix)+base64.StdEncoding.EncodedLen(len(png)))
+	return base64.StdEncoding.AppendEncode(append(b, dataURIPrefix...), png)
 }
 
 type bankAccountView struct {
