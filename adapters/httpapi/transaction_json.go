@@ -68,28 +68,8 @@ func appendTransactionJSON(b []byte, v *transactionView) ([]byte, bool) {
 		b = append(b, `,"externalCode":`...)
 		b = appendJSONString(b, v.ExternalCode)
 	}
-	if c := v.Customer; c != nil {
-		b = append(b, `,"customer":{`...)
-		if c.IP != "" {
-			b = append(b, `"ip":`...)
-			b = appendJSONString(b, c.IP)
-			b = append(b, ',')
-		}
-		b = append(b, `"name":`...)
-		b = appendJSONString(b, c.Name)
-		b = append(b, `,"email":`...)
-		b = appendJSONString(b, c.Email)
-		b = append(b, `,"document":`...)
-		b = appendDocumentJSON(b, c.Document)
-		if c.Landline != "" {
-			b = append(b, `,"landline":`...)
-			b = appendJSONString(b, c.Landline)
-		}
-		if c.MobilePhone != "" {
-			b = append(b, `,"mobilePhone":`...)
-			b = appendJSONString(b, c.MobilePhone)
-		}
-		b = append(b, '}')
+	if v.Customer != nil {
+		b = appendCustomerJSON(append(b, `,"customer":`...), v.Customer)
 	}
 	if s := v.Seller; s != nil {
 		b = append(b, `,"seller":{"name":`...)
@@ -100,46 +80,11 @@ func appendTransactionJSON(b []byte, v *transactionView) ([]byte, bool) {
 	}
 	b = append(b, `,"isInfoProduct":`...)
 	b = strconv.AppendBool(b, v.IsInfoProduct)
-	if a := v.Address; a != nil {
-		b = append(b, `,"address":{"zipCode":`...)
-		b = appendJSONString(b, a.ZipCode)
-		b = append(b, `,"number":`...)
-		b = appendJSONString(b, a.Number)
-		b = append(b, `,"street":`...)
-		b = appendJSONString(b, a.Street)
-		b = append(b, `,"neighborhood":`...)
-		b = appendJSONString(b, a.Neighborhood)
-		b = append(b, `,"city":`...)
-		b = appendJSONString(b, a.City)
-		b = append(b, `,"state":`...)
-		b = appendJSONString(b, a.State)
-		b = append(b, `,"country":`...)
-		b = appendJSONString(b, a.Country)
-		if a.Complement != "" {
-			b = append(b, `,"complement":`...)
-			b = appendJSONString(b, a.Complement)
-		}
-		b = append(b, '}')
+	if v.Address != nil {
+		b = appendAddressJSON(append(b, `,"address":`...), v.Address)
 	}
 	if len(v.Items) > 0 {
-		b = append(b, `,"items":[`...)
-		for i, it := range v.Items {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"title":`...)
-			b = appendJSONString(b, it.Title)
-			b = append(b, `,"unitPrice":`...)
-			b = strconv.AppendInt(b, it.UnitPrice, 10)
-			b = append(b, `,"quantity":`...)
-			b = strconv.AppendInt(b, int64(it.Quantity), 10)
-			if it.Description != "" {
-				b = append(b, `,"description":`...)
-				b = appendJSONString(b, it.Description)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = appendItemsJSON(append(b, `,"items":`...), v.Items)
 	}
 	if len(v.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
@@ -153,24 +98,7 @@ func appendTransactionJSON(b []byte, v *transactionView) ([]byte, bool) {
 	b = append(b, `,"status":`...)
 	b = appendJSONString(b, v.Status)
 	b = append(b, `,"statusHistory":`...)
-	if v.StatusHistory == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, e := range v.StatusHistory {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"status":`...)
-			b = appendJSONString(b, e.Status)
-			b = append(b, `,"date":`...)
-			b = appendISOTime(b, e.Date)
-			b = append(b, `,"durationInMilliseconds":`...)
-			b = appendInt64Ptr(b, e.DurationInMilliseconds)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendHistoryJSON(b, v.StatusHistory)
 	b = append(b, `,"updatedAt":`...)
 	b = appendISOTime(b, v.UpdatedAt)
 	if v.AmountPaid != nil {
@@ -181,15 +109,8 @@ func appendTransactionJSON(b []byte, v *transactionView) ([]byte, bool) {
 	b = appendISOTimePtr(b, v.PaymentDate)
 	b = append(b, `,"infractionDate":`...)
 	b = appendISOTimePtr(b, v.InfractionDate)
-	if p := v.PixResponse; p != nil {
-		b = append(b, `,"pixResponse":{"uri":`...)
-		b = appendJSONString(b, p.URI)
-		b = append(b, `,"qrCodeBase64":`...)
-		// The data URI is ASCII with nothing to escape (the prefix and the base64 alphabet).
-		b = append(appendDataURI(append(b, '"'), p.QRCodeBase64), '"')
-		b = append(b, `,"expirationDate":`...)
-		b = appendISOTime(b, p.ExpirationDate)
-		b = append(b, '}')
+	if v.PixResponse != nil {
+		b = appendPixResponseJSON(append(b, `,"pixResponse":`...), v.PixResponse)
 	}
 	if v.PaymentURL != "" {
 		b = append(b, `,"paymentUrl":`...)
@@ -220,11 +141,122 @@ func appendTransactionJSON(b []byte, v *transactionView) ([]byte, bool) {
 	b = append(b, `,"amountRefunded":`...)
 	b = strconv.AppendInt(b, v.AmountRefunded, 10)
 	b = append(b, `,"refunds":`...)
-	if v.Refunds == nil {
+	b = appendRefundsJSON(b, v.Refunds)
+	return append(b, '}'), true
+}
+
+func appendCustomerJSON(b []byte, c *customerView) []byte {
+	b = append(b, '{')
+	if c.IP != "" {
+		b = append(b, `"ip":`...)
+		b = appendJSONString(b, c.IP)
+		b = append(b, ',')
+	}
+	b = append(b, `"name":`...)
+	b = appendJSONString(b, c.Name)
+	b = append(b, `,"email":`...)
+	b = appendJSONString(b, c.Email)
+	b = append(b, `,"document":`...)
+	b = appendDocumentJSON(b, c.Document)
+	if c.Landline != "" {
+		b = append(b, `,"landline":`...)
+		b = appendJSONString(b, c.Landline)
+	}
+	if c.MobilePhone != "" {
+		b = append(b, `,"mobilePhone":`...)
+		b = appendJSONString(b, c.MobilePhone)
+	}
+	b = append(b, '}')
+	return b
+}
+
+func appendAddressJSON(b []byte, a *addressView) []byte {
+	b = append(b, `{"zipCode":`...)
+	b = appendJSONString(b, a.ZipCode)
+	b = append(b, `,"number":`...)
+	b = appendJSONString(b, a.Number)
+	b = append(b, `,"street":`...)
+	b = appendJSONString(b, a.Street)
+	b = append(b, `,"neighborhood":`...)
+	b = appendJSONString(b, a.Neighborhood)
+	b = append(b, `,"city":`...)
+	b = appendJSONString(b, a.City)
+	b = append(b, `,"state":`...)
+	b = appendJSONString(b, a.State)
+	b = append(b, `,"country":`...)
+	b = appendJSONString(b, a.Country)
+	if a.Complement != "" {
+		b = append(b, `,"complement":`...)
+		b = appendJSONString(b, a.Complement)
+	}
+	b = append(b, '}')
+	return b
+}
+
+func appendItemsJSON(b []byte, items []itemView) []byte {
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"title":`...)
+		b = appendJSONString(b, it.Title)
+		b = append(b, `,"unitPrice":`...)
+		b = strconv.AppendInt(b, it.UnitPrice, 10)
+		b = append(b, `,"quantity":`...)
+		b = strconv.AppendInt(b, int64(it.Quantity), 10)
+		if it.Description != "" {
+			b = append(b, `,"description":`...)
+			b = appendJSONString(b, it.Description)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	return b
+}
+
+// appendHistoryJSON writes a history as encoding/json does: null when nil.
+func appendHistoryJSON(b []byte, history []statusEntryView) []byte {
+	if history == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for i, r := range v.Refunds {
+		for i, e := range history {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"status":`...)
+			b = appendJSONString(b, e.Status)
+			b = append(b, `,"date":`...)
+			b = appendISOTime(b, e.Date)
+			b = append(b, `,"durationInMilliseconds":`...)
+			b = appendInt64Ptr(b, e.DurationInMilliseconds)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return b
+}
+
+func appendPixResponseJSON(b []byte, p *pixResponseView) []byte {
+	b = append(b, `{"uri":`...)
+	b = appendJSONString(b, p.URI)
+	b = append(b, `,"qrCodeBase64":`...)
+	// The data URI is ASCII with nothing to escape (the prefix and the base64 alphabet).
+	b = append(appendDataURI(append(b, '"'), p.QRCodeBase64), '"')
+	b = append(b, `,"expirationDate":`...)
+	b = appendISOTime(b, p.ExpirationDate)
+	b = append(b, '}')
+	return b
+}
+
+// appendRefundsJSON writes refunds as encoding/json does: null when nil.
+func appendRefundsJSON(b []byte, refunds []refundView) []byte {
+	if refunds == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, r := range refunds {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -248,7 +280,7 @@ func appendTransactionJSON(b []byte, v *transactionView) ([]byte, bool) {
 		}
 		b = append(b, ']')
 	}
-	return append(b, '}'), true
+	return b
 }
 
 func appendDocumentJSON(b []byte, d documentView) []byte {
