@@ -308,6 +308,11 @@ func (uc *ApplyPixNotifications) pay(t *domain.Transaction, n PixNotification) (
 		return OutcomeAlreadyApplied, "", nil
 	case t.Status() != domain.TxPixQRCodeGenerated:
 		return OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status()), nil
+	case t.Expired(n.PaidAt):
+		// Paid after the charge's expiration, which the sweeper has not marked yet: the charge
+		// was unpaid past its expirationDate, so it fails as every expired charge does, and the
+		// money goes back like any late payment's.
+		return OutcomeLatePaymentRefunded, "the payment came after the charge's expirationDate", nil
 	case n.Amount != t.Amount():
 		return OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the charge's amount %s", n.Amount.Reais(), t.Amount().Reais()), nil
 	}
@@ -349,7 +354,11 @@ func (uc *ApplyPixNotifications) latePayment(ctx context.Context, claim ports.Pa
 			return "", "", err
 		}
 	}
-	return OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment: devolution %s requested", t.Status(), d.ID), nil
+	why := fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status())
+	if t.Status() == domain.TxPixQRCodeGenerated {
+		why = "the payment came after the charge's expirationDate" // and before the sweeper ran
+	}
+	return OutcomeLatePaymentRefunded, fmt.Sprintf("%s: devolution %s requested", why, d.ID), nil
 }
 
 // returned records that a late payment left suspense for its payer; false when it had before.

@@ -322,6 +322,34 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 			unchanged(t, id, before)
 		})
 	})
+	t.Run("a payment dated after the expiry, before the sweeper ran, is late_payment_refunded and the charge fails as expired", func(t *testing.T) {
+		body := minimalTransaction()
+		body["pix"] = map[string]any{"expirationSeconds": 60}
+		id := e.do("POST", "/transaction", tok, body).json(t)["id"].(string)
+		before, money := e.lcGet(tok, id), balance()
+		entry := acqPix(acqTxID(t, id), acqNewE2E())
+		entry["horario"] = acqHorario(time.Now().Add(2 * time.Minute)) // paid past expirationDate
+		res := notify(t, entry)
+		if res[0].Outcome != "late_payment_refunded" || res[0].Status != "PIX_QRCODE_GENERATED" || !strings.Contains(res[0].Detail, "expirationDate") {
+			t.Fatalf("%+v", res)
+		}
+		unchanged(t, id, before)
+		if got := balance(); got != money {
+			t.Fatalf("the money of a late payment is not the merchant's, yet the balance moved: %s -> %s", money, got)
+		}
+		e.lcExpire(time.Now().Add(2 * time.Minute))
+		if got := e.do("GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "FAILED" {
+			t.Fatalf("after the sweep the charge is %v, want FAILED", got)
+		}
+		available := func() any { return e.do("GET", "/balance", tok, nil).json(t)["available"] }
+		moneyAfterSweep := available()
+		if again := notify(t, entry); again[0].Outcome != "late_payment_refunded" || again[0].Status != "FAILED" {
+			t.Fatalf("the acquirer's retry: %+v", again)
+		}
+		if got := available(); got != moneyAfterSweep {
+			t.Fatalf("the retry moved the available balance: %v -> %v", moneyAfterSweep, got)
+		}
+	})
 	t.Run("a second payment of a paid charge with another endToEndId is late_payment_refunded", func(t *testing.T) {
 		id, txid, e2e := paid(t)
 		before, money := e.lcGet(tok, id), balance()
