@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"time"
@@ -267,26 +265,12 @@ func measureLedgerInProcess(ctx context.Context, o options, r *report, logf func
 // alternating rounds once the long one is seeded (as far as the seeding bound allowed).
 func measureLedgerMongo(parent context.Context, o options, root string, r *report, logf func(string, ...any)) error {
 	s := ledgerMongoSizes(o)
-	tmp, err := os.MkdirTemp("", "pixgate-load-ledger-")
+	ph, err := startFerretPhase(parent, root, "pixgate-load-ledger-", s.bound)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin, ferretBin, err := buildMongoPhase(parent, root, tmp)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(parent, s.bound)
-	defer cancel()
-	ferret, uri, err := startFerret(ctx, ferretBin, tmp)
-	if err != nil {
-		return err
-	}
-	defer ferret.stop()
-	key := make([]byte, 32)
-	rand.Read(key)
-	suffix := make([]byte, 4)
-	rand.Read(suffix)
+	defer ph.close()
+	ctx, bin, tmp, ferret, uri, key, suffix := ph.ctx, ph.bin, ph.tmp, ph.ferret, ph.uri, ph.key, ph.suffix
 	database := "ledger_" + hex.EncodeToString(suffix)
 	small, large := newAccount("ledger-small"), newAccount("ledger-large")
 	settings := append([]string{"PIXGATE_STORE=mongo", "PIXGATE_MONGODB_URI=" + uri, "PIXGATE_MONGODB_DATABASE=" + database,

@@ -79,26 +79,12 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 		}
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "pixgate-load-mongo-")
+	ph, err := startFerretPhase(parent, root, "pixgate-load-mongo-", o.mongoBound)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin, ferretBin, err := buildMongoPhase(parent, root, tmp)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(parent, o.mongoBound)
-	defer cancel()
-	ferret, uri, err := startFerret(ctx, ferretBin, tmp)
-	if err != nil {
-		return err
-	}
-	defer ferret.stop()
-	key := make([]byte, 32)
-	rand.Read(key)
-	suffix := make([]byte, 4)
-	rand.Read(suffix)
+	defer ph.close()
+	ctx, bin, tmp, ferret, uri, key, suffix := ph.ctx, ph.bin, ph.tmp, ph.ferret, ph.uri, ph.key, ph.suffix
 	r.mongo = &mongoRun{
 		Server:   "FerretDB v1.24 on SQLite (test/internal/ferretmain, a child process on loopback, its files in a temporary directory)",
 		Database: "load_" + hex.EncodeToString(suffix), Lookups: o.lookups, Workers: probeWorkers, Raw: o.mongoRaw, DocOutbox: -1,
@@ -240,6 +226,47 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 // buildMongoPhase builds the binaries of a MongoDB phase into dir: pixgate and FerretDB. It
 // runs under the run's context, not the phase's bound: a cold build cache (a bare CI machine)
 // must not eat the time the phase measures in.
+// ferretPhase is what a MongoDB phase starts from: pixgate and FerretDB built into tmp,
+// FerretDB running at uri, a fresh credential key and database suffix, and ctx bounding the
+// phase. close stops FerretDB, ends ctx and removes tmp.
+type ferretPhase struct {
+	ctx      context.Context
+	bin, tmp string
+	ferret   *process
+	uri      string
+	key      []byte
+	suffix   []byte
+	close    func()
+}
+
+func startFerretPhase(parent context.Context, root, tmpPrefix string, bound time.Duration) (*ferretPhase, error) {
+	tmp, err := os.MkdirTemp("", tmpPrefix)
+	if err != nil {
+		return nil, err
+	}
+	bin, ferretBin, err := buildMongoPhase(parent, root, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(parent, bound)
+	ferret, uri, err := startFerret(ctx, ferretBin, tmp)
+	if err != nil {
+		cancel()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	ph := &ferretPhase{ctx: ctx, bin: bin, tmp: tmp, ferret: ferret, uri: uri, key: make([]byte, 32), suffix: make([]byte, 4)}
+	rand.Read(ph.key)
+	rand.Read(ph.suffix)
+	ph.close = func() {
+		ferret.stop()
+		cancel()
+		os.RemoveAll(tmp)
+	}
+	return ph, nil
+}
+
 func buildMongoPhase(ctx context.Context, root, dir string) (pixgate, ferret string, err error) {
 	if pixgate, err = build(ctx, root, "./cmd/pixgate", dir, "pixgate"); err != nil {
 		return "", "", err
