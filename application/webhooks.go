@@ -203,9 +203,9 @@ const pollShare = 20
 
 // Run delivers due events until ctx ends: it claims as many as it has free slots, sends them in
 // parallel, and looks again when a slot frees or every PollInterval (longer on a slow store:
-// see pollShare). When ctx ends it abandons
-// the attempts in flight (nothing is recorded for them), waits for them, and gives its leases
-// back so that another dispatcher takes over at once. It answers nil, or the error of that
+// see pollShare). When ctx ends it abandons the attempts in flight (nothing is recorded for
+// them), waits for them, and gives its leases back so that another dispatcher takes over at
+// once. It answers nil, or the error of that
 // last release.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
@@ -213,9 +213,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	poll := time.NewTimer(d.cfg.PollInterval)
 	defer poll.Stop()
 	for {
-		start := time.Now()
+		start := d.clock.Now()
 		d.fill(ctx, &wg, freed)
-		poll.Reset(max(d.cfg.PollInterval, pollShare*time.Since(start)))
+		poll.Reset(max(d.cfg.PollInterval, pollShare*d.clock.Now().Sub(start)))
 		select {
 		case <-ctx.Done():
 			wg.Wait()
