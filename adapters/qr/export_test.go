@@ -10,3 +10,16 @@ func NewRendererWithDraw(opts Options, draw func(string) ([]byte, error)) *Rende
 
 // Queued is how many calls wait in the queue.
 func (r *Renderer) Queued() int { return len(r.jobs) }
+
+// ProcessPID is the drawing process's pid, 0 when none runs.
+func ProcessPID(r *ProcessRenderer) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.child == nil {
+		return 0
+	}
+	return r.child.cmd.Process.Pid
+}
+
+// Busy is how many calls are in flight, drawing or waiting.
+func (r *ProcessRenderer) Busy() int { return len(r.slots) }

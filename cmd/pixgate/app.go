@@ -164,9 +164,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		LocationPrefix: pixLocationPrefix(cfg.PublicURL)}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
-	// Drawings take the CPU that nothing else wants (serve gives the Go scheduler a processor
-	// per drawing on top of the machine's), and a creation that would wait too long is refused.
-	if a.renderer == nil { // an option may hand in another (tests)
+	// Drawings take the CPU that nothing else wants, and a creation that would wait too long is
+	// refused. serve hands in the drawing process (PIXGATE_QR_PROCESS); without it they are
+	// drawn here, on threads of the lowest priority (serve's caller gives the Go scheduler a
+	// processor per drawing on top of the machine's).
+	if a.renderer == nil { // an option may hand in another (serve, tests)
 		a.renderer = qr.New(qr.Options{Workers: cfg.QRConcurrency, Queue: cfg.QRQueue, Background: true})
 	}
 

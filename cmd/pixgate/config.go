@@ -49,6 +49,7 @@ type Config struct {
 	MerchantCity    string
 	QRConcurrency   int
 	QRQueue         int // creations that may wait for a drawing; 0: the renderer's default
+	QRProcess       bool
 	FeeFixedCents   int64
 	FeeBasisPoints  int64
 	WithdrawalFee   int64
@@ -187,7 +188,8 @@ func settings() []setting {
 		{"PIXGATE_PIX_KEY", "pix@pixgate.example", "PIX key that receives the payments: a valid e-mail, +55 phone, CPF, CNPJ or EVP key.", nonEmpty(func(c *Config) *string { return &c.PixKey })},
 		{"PIXGATE_PIX_MERCHANT_NAME", "PIXGATE SANDBOX", "Merchant name in the BR Code (cut at 25 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantName })},
 		{"PIXGATE_PIX_MERCHANT_CITY", "SAO PAULO", "Merchant city in the BR Code (cut at 15 ASCII characters).", nonEmpty(func(c *Config) *string { return &c.MerchantCity })},
-		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once, each on a thread of the lowest priority so that other requests always find a core; 0 means the number of CPUs.", func(c *Config, v string) error {
+		{"PIXGATE_QR_PROCESS", "true", "Draw QR images in a child process of the lowest priority (pixgate qr-worker, started by serve), so that their CPU and memory never slow requests; false draws them in the serving process, on threads of the lowest priority.", boolSetting(func(c *Config) *bool { return &c.QRProcess })},
+		{"PIXGATE_QR_CONCURRENCY", "0", "QR images drawn at once, at the lowest priority so that other requests always find a core; 0 means the number of CPUs.", func(c *Config, v string) error {
 			n, err := intIn(v, 0, 1024)
 			c.QRConcurrency = int(n)
 			if n == 0 {

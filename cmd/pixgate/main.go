@@ -13,7 +13,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"strconv"
 	"syscall"
+
+	"github.com/pixgate/pixgate/adapters/qr"
 )
 
 func main() {
@@ -31,6 +35,10 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
+	}
+	// The drawing process reads no configuration: the serving process hands it what it needs.
+	if cmd == "qr-worker" {
+		return qrWorker(args)
 	}
 	// Asking for help needs no configuration: it answers before anything is read.
 	if text, ok := help(cmd, args); ok {
@@ -50,14 +58,16 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		if len(args) > 0 {
 			return fmt.Errorf("serve takes no arguments (configuration comes from PIXGATE_* variables: pixgate help settings)")
 		}
-		// The QR drawings run on threads of their own at the lowest priority (app.go): for
-		// requests to find a processor of the Go scheduler while every drawing is under way,
-		// there must be one per drawing on top of those the cores justify. The cores still go
-		// to requests first: the kernel runs a drawing when nothing else wants the CPU. Here,
-		// once per process, rather than in serve, which tests run many times in one process.
-		// (Setting it stops the runtime from following later changes of a container's CPU
-		// limit: a restart picks them up.)
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + cfg.QRConcurrency)
+		// Drawn in this process (PIXGATE_QR_PROCESS=false), the QR drawings run on threads of
+		// their own at the lowest priority (app.go): for requests to find a processor of the Go
+		// scheduler while every drawing is under way, there must be one per drawing on top of
+		// those the cores justify. The cores still go to requests first: the kernel runs a
+		// drawing when nothing else wants the CPU. Here, once per process, rather than in serve,
+		// which tests run many times in one process. (Setting it stops the runtime from
+		// following later changes of a container's CPU limit: a restart picks them up.)
+		if !cfg.QRProcess {
+			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + cfg.QRConcurrency)
+		}
 		return serve(ctx, cfg, stdout, stderr, nil)
 	case "clients":
 		return clients(ctx, cfg, args, stdout, stderr)
@@ -65,4 +75,24 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		return ledgerCmd(ctx, cfg, args, stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// qrWorker is pixgate qr-worker IN_FLIGHT: the QR drawing process that serve starts
+// (PIXGATE_QR_PROCESS), reading BR Codes on its standard input and writing PNG images on its
+// standard output until its input ends. Every thread of it runs at the lowest priority.
+func qrWorker(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: pixgate qr-worker IN_FLIGHT (serve starts it by itself)")
+	}
+	inFlight, err := strconv.Atoi(args[0])
+	if err != nil || inFlight < 1 || inFlight > 1_000_000 {
+		return fmt.Errorf("qr-worker: IN_FLIGHT must be a count from 1 to 1000000, not %q", args[0])
+	}
+	if err := qr.LowerProcessPriority(); err != nil {
+		return fmt.Errorf("qr-worker: lowering its priority: %w", err)
+	}
+	// Its live heap is a megabyte or so and each drawing leaves about 400 KB of garbage: at
+	// the default GOGC it would collect every few drawings. A heap of a few MiB more is cheap.
+	debug.SetGCPercent(400)
+	return qr.ServeWorker(os.Stdin, os.Stdout, qr.New(qr.WorkerOptions(inFlight)))
 }

@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/pixgate/pixgate/adapters/qr"
 )
 
 // serve runs the API until ctx ends (SIGTERM), then stops accepting, lets requests in flight
@@ -23,7 +26,22 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		return fmt.Errorf("PIXGATE_ADDR: %w", err)
 	}
 	defer ln.Close()
-	a, err := newApp(ctx, cfg, log, func(a *app) { a.publicURL = ownBaseURL(ln.Addr().String()) })
+	options := []func(*app){func(a *app) { a.publicURL = ownBaseURL(ln.Addr().String()) }}
+	if cfg.QRProcess {
+		renderer, err := startQRProcess(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := renderer.Close(closeCtx); err != nil {
+				log.Error("closing the QR drawing process", slog.String("error", err.Error()))
+			}
+		}()
+		options = append(options, func(a *app) { a.renderer = renderer })
+	}
+	a, err := newApp(ctx, cfg, log, options...)
 	if err != nil {
 		return err
 	}
@@ -90,4 +108,53 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startQRProcess starts the QR drawing process (this program, as pixgate qr-worker) and draws
+// one image with it, so that a system that forbids it stops the start rather than the first
+// creation.
+func startQRProcess(ctx context.Context, cfg Config, log *slog.Logger) (*qr.ProcessRenderer, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("PIXGATE_QR_PROCESS: finding this program to start the QR drawing process: %w (PIXGATE_QR_PROCESS=false draws in this process)", err)
+	}
+	r, err := qr.NewProcessRenderer(qr.ProcessOptions{Command: []string{self, "qr-worker"}, Workers: cfg.QRConcurrency, Queue: cfg.QRQueue,
+		Stderr: &lineLog{log: log, msg: "the QR drawing process"}})
+	if err != nil {
+		return nil, err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := r.Start(startCtx); err != nil {
+		closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancelClose()
+		_ = r.Close(closeCtx)
+		return nil, fmt.Errorf("PIXGATE_QR_PROCESS: starting the QR drawing process: %w (PIXGATE_QR_PROCESS=false draws in this process)", err)
+	}
+	return r, nil
+}
+
+// lineLog is an io.Writer that logs each line written to it as a warning: the QR drawing
+// process's standard error (it writes nothing unless it fails: a crash's trace) reaches the
+// log as the rest of the process's output does. Lines longer than maxLogLine are cut.
+type lineLog struct {
+	log  *slog.Logger
+	msg  string
+	line []byte
+}
+
+const maxLogLine = 4096
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c != '\n' {
+			if len(l.line) < maxLogLine {
+				l.line = append(l.line, c)
+			}
+			continue
+		}
+		l.log.Warn(l.msg, slog.String("stderr", string(l.line)))
+		l.line = l.line[:0]
+	}
+	return len(p), nil
 }

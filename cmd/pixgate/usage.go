@@ -19,6 +19,8 @@ usage:
   pixgate ledger verify [--account ID]              audit the ledger (every ledger, or one account's);
                                                     prints each disagreement and fails on any
   pixgate help [settings]                           this text, or every setting with its default
+  pixgate qr-worker IN_FLIGHT                       the QR drawing process serve starts by itself
+                                                    (PIXGATE_QR_PROCESS); not for direct use
 
 Every command reads its configuration from PIXGATE_* environment variables:
 "pixgate help settings" lists them with their defaults, and the README's Configuration table

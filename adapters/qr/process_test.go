@@ -1,0 +1,280 @@
+package qr_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/adapters/qr"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// The drawing process of these tests is this test binary, started with a first argument that
+// TestMain recognises before any test flag is read: "qr-worker" draws as pixgate qr-worker
+// does; the others draw something the tests can read back (the process's priority, its
+// environment) or draw only when told to (to fill the queue without timing).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && strings.HasPrefix(os.Args[1], "qr-worker") {
+		os.Exit(testWorker(os.Args[1], os.Args[len(os.Args)-1]))
+	}
+	os.Exit(m.Run())
+}
+
+func testWorker(kind, inFlight string) int {
+	n, err := strconv.Atoi(inFlight)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "in flight:", err)
+		return 2
+	}
+	if err := qr.LowerProcessPriority(); err != nil {
+		fmt.Fprintln(os.Stderr, "priority:", err)
+		return 2
+	}
+	opts := qr.WorkerOptions(n)
+	var r *qr.Renderer
+	switch kind {
+	case "qr-worker":
+		r = qr.New(opts)
+	case "qr-worker-priority":
+		// Draws on a new goroutine's thread whatever the process's priority is, as a drawing
+		// thread would be.
+		r = qr.NewRendererWithDraw(opts, func(string) ([]byte, error) {
+			tid := syscall.Gettid()
+			p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+			policy, _, e := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
+			if e != 0 {
+				err = e
+			}
+			return []byte(fmt.Sprintf("priority %d policy %d", p, policy)), err
+		})
+	case "qr-worker-environ":
+		r = qr.NewRendererWithDraw(opts, func(string) ([]byte, error) { return []byte(strings.Join(os.Environ(), "\n")), nil })
+	case "qr-worker-held":
+		// Draws only content "go"; anything else waits until the process is killed.
+		r = qr.NewRendererWithDraw(opts, func(c string) ([]byte, error) {
+			if c != "go" {
+				select {}
+			}
+			return []byte("drawn"), nil
+		})
+	default:
+		return 2
+	}
+	if err := qr.ServeWorker(os.Stdin, os.Stdout, r); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	return 0
+}
+
+func newProcessRenderer(t *testing.T, kind string, workers, queue int) *qr.ProcessRenderer {
+	t.Helper()
+	r, err := qr.NewProcessRenderer(qr.ProcessOptions{Command: []string{os.Args[0], kind}, Workers: workers, Queue: queue, Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Close(ctx)
+	})
+	return r
+}
+
+func TestProcessRendererDrawsWhatTheRendererDraws(t *testing.T) {
+	r := newProcessRenderer(t, "qr-worker", 2, 0)
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	in := qr.NewRenderer(1)
+	var wg sync.WaitGroup
+	for i, content := range []string{short, longest, short + "x", "A", strings.Repeat("9", 2000)} {
+		wg.Go(func() {
+			got, err := r.RenderPNG(context.Background(), content)
+			if err != nil {
+				t.Errorf("%d: %v", i, err)
+				return
+			}
+			want, err := in.RenderPNG(context.Background(), content)
+			if err != nil {
+				t.Errorf("%d: in process: %v", i, err)
+				return
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%d: the process drew %d bytes, the renderer %d, not the same", i, len(got), len(want))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestProcessRendererRefusesWhatTheRendererRefuses(t *testing.T) {
+	r := newProcessRenderer(t, "qr-worker", 1, 0)
+	for name, content := range map[string]string{
+		"empty":                          "",
+		"not ASCII (the parent sees it)": "São Paulo",
+		"too long for a QR code (the process sees it)": strings.Repeat("x", 3000),
+	} {
+		if _, err := r.RenderPNG(context.Background(), content); !errors.Is(err, qr.ErrContent) {
+			t.Errorf("%s: %v, want ErrContent", name, err)
+		}
+	}
+	// The process is still there for the next image.
+	if _, err := r.RenderPNG(context.Background(), short); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProcessRendererRunsAtTheLowestPriorityWithNothingOfTheParentsEnvironment(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("priorities are lowered on Linux only")
+	}
+	t.Setenv("PIXGATE_CREDENTIAL_KEY", "a secret that must stay in the parent")
+	prio := newProcessRenderer(t, "qr-worker-priority", 2, 0)
+	for range 4 {
+		got, err := prio.RenderPNG(context.Background(), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// getpriority answers 20 - nice; SCHED_IDLE is policy 5.
+		if string(got) != "priority 1 policy 5" {
+			t.Fatalf("drawn at %s, want priority 1 (nice 19) policy 5 (SCHED_IDLE)", got)
+		}
+	}
+	env := newProcessRenderer(t, "qr-worker-environ", 3, 0)
+	got, err := env.RenderPNG(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "GOMAXPROCS=3" {
+		t.Fatalf("the process's environment is %q, want GOMAXPROCS=3 alone", got)
+	}
+}
+
+func TestProcessRendererRefusesBeyondItsQueueAndFailsItsCallsWhenTheProcessEnds(t *testing.T) {
+	r := newProcessRenderer(t, "qr-worker-held", 1, 2)
+	if got := r.InFlight(); got != 3 {
+		t.Fatalf("in flight %d, want 3", got)
+	}
+	// Three calls take the three places (one drawing for ever, two queued), the fourth is
+	// refused at once.
+	held := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := r.RenderPNG(context.Background(), "wait")
+			held <- err
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); r.Busy() < 3; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls in flight, want 3", r.Busy())
+		}
+	}
+	if _, err := r.RenderPNG(context.Background(), "go"); !errors.Is(err, ports.ErrOverloaded) {
+		t.Fatalf("a fourth call answered %v, want ErrOverloaded", err)
+	}
+	// The process ends: the calls in flight answer ErrOverloaded, so that their creations are
+	// refused with nothing stored.
+	if err := syscall.Kill(qr.ProcessPID(r), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		select {
+		case err := <-held:
+			if !errors.Is(err, ports.ErrOverloaded) {
+				t.Fatalf("a call in flight when the process ended answered %v, want ErrOverloaded", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call in flight never answered after the process ended")
+		}
+	}
+	// A new process is started, at most once a second; its places are all free again.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := r.RenderPNG(context.Background(), "go")
+		if err == nil {
+			if string(got) != "drawn" {
+				t.Fatalf("drew %q", got)
+			}
+			break
+		}
+		if !errors.Is(err, ports.ErrOverloaded) || time.Now().After(deadline) {
+			t.Fatalf("after the process ended: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestProcessRendererGivesBackTheCallsPlaceWhenItsAnswerComesAfterTheCallerLeft(t *testing.T) {
+	r := newProcessRenderer(t, "qr-worker", 1, 1)
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, _ = r.RenderPNG(ctx, longest) // refused before it is sent
+		ctx, cancel = context.WithTimeout(context.Background(), time.Microsecond)
+		_, err := r.RenderPNG(ctx, longest)
+		cancel()
+		// A place still held by an earlier call whose caller left refuses this one.
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ports.ErrOverloaded) {
+			t.Fatal(err)
+		}
+	}
+	// Every answer comes in the end and frees its place: two calls at once fit again.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Go(func() { _, errs[i] = r.RenderPNG(context.Background(), short) })
+		}
+		wg.Wait()
+		if errors.Join(errs...) == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("places never freed: %v", errors.Join(errs...))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestProcessRendererCloseEndsTheProcess(t *testing.T) {
+	r := newProcessRenderer(t, "qr-worker", 1, 0)
+	if _, err := r.RenderPNG(context.Background(), short); err != nil {
+		t.Fatal(err)
+	}
+	pid := qr.ProcessPID(r)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("process %d still there after Close: %v", pid, err)
+	}
+	if _, err := r.RenderPNG(context.Background(), short); err == nil {
+		t.Fatal("drew after Close")
+	}
+}
+
+func TestProcessRendererNeedsACommandThatRuns(t *testing.T) {
+	if _, err := qr.NewProcessRenderer(qr.ProcessOptions{}); err == nil {
+		t.Fatal("no command accepted")
+	}
+	r, err := qr.NewProcessRenderer(qr.ProcessOptions{Command: []string{"/nonexistent/pixgate", "qr-worker"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "/nonexistent/pixgate") {
+		t.Fatalf("start: %v, want an error naming the command", err)
+	}
+}
