@@ -71,7 +71,12 @@ type options struct {
 	// runs, mongoBound bounds the whole phase (both set by mongoOptions).
 	mongo bool
 	// onlyMongo runs baseline (b) and the MongoDB phase alone (-only-mongo): see runOnlyMongo.
-	onlyMongo            bool
+	onlyMongo bool
+	// onlyFlood runs the lookups during creations alone (-only-flood): see runOnlyFlood.
+	onlyFlood bool
+	// floodRate is -flood-post-rate and floodRounds -flood-rounds, of -only-flood.
+	floodRate            float64
+	floodRounds          int
 	mongoRaw, mongoBound time.Duration
 	// pause is the rest between two steps of a step-up; 0: pauseAfterStep.
 	pause time.Duration
@@ -85,12 +90,15 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	listHTTP := fs.String("list-http", "", "stored transactions at which GET /transaction is measured over HTTP, comma separated (default 10000; 100000 adds about 3 minutes of seeding)")
 	budget := fs.Duration("budget", 0, "stop the run after this long (default 10m, -short 3m)")
 	onlyMongo := fs.Bool("only-mongo", false, "run baseline (b), the QR renderer alone, and the MongoDB phase only, print their figures and the POST ratio, and write no file (to study that phase; the report needs a full run)")
+	onlyFlood := fs.Bool("only-flood", false, "run the lookups alone and during a creation flood only (the POST step-up first, unless -flood-post-rate), with the server's own durations beside the harness's, and write no file (to study that phase)")
+	floodRate := fs.Float64("flood-post-rate", 0, "with -only-flood: offer POSTs at this rate instead of 90% of the sustained rate of a step-up")
+	floodRounds := fs.Int("flood-rounds", 3, "with -only-flood: how many times to measure the lookups alone and during creations")
 	mongo := fs.Bool("mongo", true, "measure the MongoDB adapter against FerretDB (a child process on loopback), within 60 s (-short: a few seconds)")
 	var serverEnv []string
-	fs.Func("server-env", "an extra PIXGATE_*, GOGC or GOMAXPROCS setting of the server, KEY=VALUE (repeatable)", func(v string) error {
+	fs.Func("server-env", "an extra PIXGATE_*, GOGC, GOMEMLIMIT, GODEBUG or GOMAXPROCS setting of the server, KEY=VALUE (repeatable)", func(v string) error {
 		k, _, ok := strings.Cut(v, "=")
-		if !ok || !(strings.HasPrefix(k, "PIXGATE_") || k == "GOGC" || k == "GOMAXPROCS") {
-			return fmt.Errorf("want PIXGATE_*=value, GOGC=value or GOMAXPROCS=value")
+		if !ok || !(strings.HasPrefix(k, "PIXGATE_") || k == "GOGC" || k == "GOMAXPROCS" || k == "GOMEMLIMIT" || k == "GODEBUG") {
+			return fmt.Errorf("want PIXGATE_*=value, GOGC, GOMEMLIMIT, GODEBUG or GOMAXPROCS=value")
 		}
 		serverEnv = append(serverEnv, v)
 		return nil
@@ -130,6 +138,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	o.serverEnv = serverEnv
 	o.mongo = *mongo
 	o.onlyMongo = *onlyMongo
+	o.onlyFlood, o.floodRate, o.floodRounds = *onlyFlood, *floodRate, max(1, min(*floodRounds, 20))
 	if o.onlyMongo && !o.mongo {
 		return options{}, fmt.Errorf("-only-mongo with -mongo=false measures nothing")
 	}
@@ -164,6 +173,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	r := &report{machine: machine, options: o, harnessCommand: harnessCommand(args)}
 	if o.onlyMongo {
 		return runOnlyMongo(ctx, o, root, r, logf)
+	}
+	if o.onlyFlood {
+		return runOnlyFlood(ctx, o, root, logf)
 	}
 	if err := measureOverHTTP(ctx, o, root, r, logf); err != nil {
 		return err

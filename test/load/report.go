@@ -126,7 +126,7 @@ func (r *report) markdown() string {
 		mode = "smoke run (-short): sizes too small to mean anything"
 	}
 	p("## Last run (%s)\n\n", mode)
-	p("- Machine: %s, %d logical CPUs (%s cores per socket, /proc/cpuinfo), %s RAM, %s; GOMAXPROCS %d for the server and the harness alike, which share the machine (pixgate serve adds one Go processor per QR drawing worker, whose threads run at the lowest priority).\n",
+	p("- Machine: %s, %d logical CPUs (%s cores per socket, /proc/cpuinfo), %s RAM, %s; GOMAXPROCS %d for the server and the harness alike, which share the machine (pixgate serve draws its QR images in a child process, pixgate qr-worker, whose threads run at the lowest priority; the server's CPU figures include it).\n",
 		m.CPU, m.LogicalCPUs, orUnknown(m.CoresPerCPU), m.MemTotal, orUnknown(m.Kernel), m.GOMAXPROCS)
 	p("- Load average (1 min) at the start %s, at the end %s (the run's own load included). Anything well above 0 at the start is other work taking its share of the cores from the server and the baselines alike. Niceness of the harness and its servers: %d.\n", m.LoadBefore, m.LoadAfter, m.Nice)
 	p("- Commit: `%s`. Go: `%s`.\n", m.Commit, m.GoVersion)

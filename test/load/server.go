@@ -211,13 +211,21 @@ func (p *process) stop() error {
 // architecture Go supports.
 const clockTicks = 100
 
-// cpu is the CPU time (user and system) the process has used so far, from /proc/<pid>/stat;
-// 0 when unknown (a nil process, or no /proc).
+// cpu is the CPU time (user and system) the process and its children have used so far, from
+// /proc (treeCPU); 0 when unknown (a nil process, or no /proc).
 func (p *process) cpu() time.Duration {
 	if p == nil {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	return treeCPU(p.cmd.Process.Pid, 0)
+}
+
+// treeCPU is the CPU time of process pid and of its live children, theirs included (pixgate
+// serve draws its QR images in a child process), read from /proc: utime and stime of each, and
+// cutime and cstime for children that ended and were waited for. A process that is gone
+// counts 0.
+func treeCPU(pid, depth int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -225,14 +233,44 @@ func (p *process) cpu() time.Duration {
 	if i := strings.LastIndexByte(s, ')'); i >= 0 {
 		s = s[i+1:]
 	}
-	// After the command: state is field 3, utime field 14, stime field 15.
+	// After the command: state is field 3, utime field 14, stime 15, cutime 16, cstime 17.
 	f := strings.Fields(s)
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return 0
 	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / clockTicks
+	var ticks int64
+	for _, field := range f[11:15] {
+		n, _ := strconv.ParseInt(field, 10, 64)
+		ticks += n
+	}
+	total := time.Duration(ticks) * time.Second / clockTicks
+	if depth < 3 {
+		for _, child := range childPIDs(pid) {
+			total += treeCPU(child, depth+1)
+		}
+	}
+	return total
+}
+
+// childPIDs lists the live children of pid, from each of its threads' children file.
+func childPIDs(pid int) []int {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, c := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(c); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // alive reports an error when the process has exited.
