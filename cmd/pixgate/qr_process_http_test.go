@@ -75,7 +75,9 @@ func TestServeDrawsInAChildProcessThatSurvivesItsCrashesAndEndsWithServe(t *test
 		t.Fatalf("qr-worker's environment is %q, want GOMAXPROCS=2 alone (no secret of serve's)", got)
 	}
 
-	create := func() response { return s.call("transaction.create", "POST", "/transaction", tok, minimalTransaction()) }
+	create := func() response {
+		return s.call("transaction.create", "POST", "/transaction", tok, minimalTransaction())
+	}
 	tx := s.want("create", create(), http.StatusCreated)
 	pix, _ := tx["pixResponse"].(map[string]any)
 	uri, _ := pix["qrCodeBase64"].(string)
