@@ -18,7 +18,10 @@ import (
 // finish (up to PIXGATE_SHUTDOWN_TIMEOUT), stops the background work and exits cleanly.
 // listening, when set, receives the bound address once the server accepts connections.
 func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening func(addr string)) error {
-	log := newLogger(cfg, stderr)
+	// Deferred first, so that it writes the lines every other deferred step logs.
+	logOut := startLogBuffer(stderr)
+	defer logOut.stop()
+	log := newLogger(cfg, logOut)
 	// Listening comes first: without PIXGATE_PUBLIC_URL, payment page addresses are built from
 	// the address the server really listens on (a port 0 becomes the one the system chose).
 	ln, err := net.Listen("tcp", cfg.Addr)
