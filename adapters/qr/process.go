@@ -115,6 +115,10 @@ func (r *ProcessRenderer) RenderPNG(ctx context.Context, content string) ([]byte
 	if err := checkContent(content); err != nil {
 		return nil, err
 	}
+	if len(content) > maxContent {
+		// Past what any QR code holds; the process would take the frame for a broken stream.
+		return nil, fmt.Errorf("%w: %d bytes is more than a QR code holds", ErrContent, len(content))
+	}
 	select {
 	case r.slots <- struct{}{}:
 	default:

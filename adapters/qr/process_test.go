@@ -123,6 +123,7 @@ func TestProcessRendererRefusesWhatTheRendererRefuses(t *testing.T) {
 		"empty":                          "",
 		"not ASCII (the parent sees it)": "São Paulo",
 		"too long for a QR code (the process sees it)": strings.Repeat("x", 3000),
+		"longer than any frame (the parent sees it)":   strings.Repeat("x", 5000),
 	} {
 		if _, err := r.RenderPNG(context.Background(), content); !errors.Is(err, qr.ErrContent) {
 			t.Errorf("%s: %v, want ErrContent", name, err)
