@@ -78,17 +78,11 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	logf("created %d transactions to look up; one is %d bytes of JSON", len(ids), len(one))
 
 	// Baseline (a), then GET /transaction/{id}, one after the other so that whatever else
-	// shares the machine weighs on both alike.
+	// shares the machine weighs on both alike; twice over, alternated, and each judged on its
+	// better step-up: a single step-up's sustained rate swings by a fifth from run to run with
+	// one step that happened to meet a hiccup (a collection, another process), and taking the
+	// better of two for both sides cancels most of that without favouring either.
 	bare, err := startBare(ctx, bareBin, tmp, one)
-	if err != nil {
-		return err
-	}
-	r.bare, err = findSustained(ctx, "(a) bare net/http", client, staticTargets(bare, http.MethodGet, []string{bare.base + "/transaction/fixed"}, nil, nil), o, logf)
-	// Connections dialled but never used would hold the bare server's graceful shutdown 5 s.
-	client.CloseIdleConnections()
-	if stopErr := bare.stop(); err == nil && stopErr != nil {
-		err = fmt.Errorf("the bare server: %w", stopErr)
-	}
 	if err != nil {
 		return err
 	}
@@ -97,8 +91,35 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 		urls[i] = srv.base + "/transaction/" + id
 	}
 	getTargets := staticTargets(srv.process, http.MethodGet, urls, nil, bearer(loadToken))
-	if r.get, err = findSustained(ctx, "GET /transaction/{id}", client, getTargets, o, logf); err != nil {
+	bareTargets := staticTargets(bare, http.MethodGet, []string{bare.base + "/transaction/fixed"}, nil, nil)
+	for round := range stepUpRounds {
+		var b, g stepUp
+		if b, err = findSustained(ctx, fmt.Sprintf("(a) bare net/http, step-up %d", round+1), client, bareTargets, o, logf); err != nil {
+			break
+		}
+		if g, err = findSustained(ctx, fmt.Sprintf("GET /transaction/{id}, step-up %d", round+1), client, getTargets, o, logf); err != nil {
+			break
+		}
+		r.bareRuns, r.getRuns = append(r.bareRuns, b.Sustained.Throughput), append(r.getRuns, g.Sustained.Throughput)
+		if b.Sustained.Throughput >= r.bare.Sustained.Throughput {
+			r.bare = b
+		}
+		if g.Sustained.Throughput >= r.get.Sustained.Throughput {
+			r.get = g
+		}
+	}
+	// Connections dialled but never used would hold the bare server's graceful shutdown 5 s.
+	client.CloseIdleConnections()
+	if stopErr := bare.stop(); err == nil && stopErr != nil {
+		err = fmt.Errorf("the bare server: %w", stopErr)
+	}
+	if err != nil {
 		return err
+	}
+	if o.onlyGet {
+		logf("GET /transaction/{id} %.0f/s against (a) %.0f/s: %.2f (goal %.2f); from CPU time %.2f", r.get.Sustained.Throughput,
+			r.bare.Sustained.Throughput, r.get.Sustained.Throughput/r.bare.Sustained.Throughput, goalGetShare, cpuRatio(r.bare.Sustained, r.get.Sustained))
+		return srv.stop()
 	}
 	time.Sleep(pauseAfterStep)
 	r.getAtHalf = attack(ctx, client, getTargets, math.Round(r.get.Sustained.Throughput/2), o.hold, 0)
@@ -138,14 +159,16 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	// Lookups alone, then the same lookups while creations saturate the CPU.
 	r.lookupRate = math.Round(math.Max(10, math.Min(100, r.get.Sustained.Throughput/20)))
 	time.Sleep(pauseAfterStep)
-	r.idleGet = attack(ctx, client, getTargets, r.lookupRate, o.hold, 0)
+	// Twice a step's length: at 100 lookups a second, a p99 of 1,000 answers, not 500.
+	floodFor := 2 * o.hold
+	r.idleGet = attack(ctx, client, getTargets, r.lookupRate, floodFor, 0)
 	logf("GET alone at %.0f/s: %s", r.lookupRate, r.idleGet)
 	time.Sleep(pauseAfterStep)
 	var wg sync.WaitGroup
-	wg.Go(func() { r.busyPost = attack(ctx, client, postTargets, postRate, o.hold, 0) })
-	wg.Go(func() { r.busyGet = attack(ctx, client, getTargets, r.lookupRate, o.hold, 0) })
+	wg.Go(func() { r.busyPost = attack(ctx, client, postTargets, postRate, floodFor, 0) })
+	wg.Go(func() { r.busyGet = attack(ctx, client, getTargets, r.lookupRate, floodFor, 0) })
 	wg.Wait()
-	r.busyCPU = float64(r.busyPost.ServerCPU+r.busyPost.HarnessCPU) / float64(o.hold) / float64(runtime.NumCPU())
+	r.busyCPU = float64(r.busyPost.ServerCPU+r.busyPost.HarnessCPU) / float64(floodFor) / float64(runtime.NumCPU())
 	logf("GET at %.0f/s during POST at %.0f/s (cores %.0f%% busy with the server and the harness): %s", r.lookupRate, postRate, 100*r.busyCPU, r.busyGet)
 	logf("  the POSTs meanwhile: %s", r.busyPost)
 	if err := srv.alive(); err != nil {
@@ -182,6 +205,10 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	return srv.stop()
 }
 
+// stepUpRounds is how many step-ups of baseline (a) and of GET /transaction/{id} a full run
+// makes, alternated; each is judged on its best.
+const stepUpRounds = 2
+
 // busyPostShare is the share of the sustained POST rate offered while lookups are measured
 // under load.
 const busyPostShare = 0.9
@@ -206,4 +233,12 @@ func listTotal(ctx context.Context, srv *server, query, token string) (int, erro
 		return 0, fmt.Errorf("GET %s: %d items, want %d", query, len(page.Data), want)
 	}
 	return page.Total, nil
+}
+
+// cpuRatio is the ratio of (a)'s CPU per request, server's and harness's, to m's: what the
+// throughput ratio tends to when the cores are the only limit.
+func cpuRatio(a, m measurement) float64 {
+	as, ah := a.cpuPerRequest()
+	ms, mh := m.cpuPerRequest()
+	return ratio(as+ah, ms+mh)
 }

@@ -72,6 +72,8 @@ type options struct {
 	mongo bool
 	// onlyMongo runs baseline (b) and the MongoDB phase alone (-only-mongo): see runOnlyMongo.
 	onlyMongo bool
+	// onlyGet runs the step-ups of baseline (a) and GET /transaction/{id} alone (-only-get).
+	onlyGet bool
 	// onlyFlood runs the lookups during creations alone (-only-flood): see runOnlyFlood.
 	onlyFlood bool
 	// floodRate is -flood-post-rate and floodRounds -flood-rounds, of -only-flood.
@@ -90,6 +92,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	listHTTP := fs.String("list-http", "", "stored transactions at which GET /transaction is measured over HTTP, comma separated (default 10000; 100000 adds about 3 minutes of seeding)")
 	budget := fs.Duration("budget", 0, "stop the run after this long (default 10m, -short 3m)")
 	onlyMongo := fs.Bool("only-mongo", false, "run baseline (b), the QR renderer alone, and the MongoDB phase only, print their figures and the POST ratio, and write no file (to study that phase; the report needs a full run)")
+	onlyGet := fs.Bool("only-get", false, "run the step-ups of baseline (a), bare net/http, and GET /transaction/{id} only, print their ratio, and write no file (to study that target)")
 	onlyFlood := fs.Bool("only-flood", false, "run the lookups alone and during a creation flood only (the POST step-up first, unless -flood-post-rate), with the server's own durations beside the harness's, and write no file (to study that phase)")
 	floodRate := fs.Float64("flood-post-rate", 0, "with -only-flood: offer POSTs at this rate instead of 90% of the sustained rate of a step-up")
 	floodRounds := fs.Int("flood-rounds", 3, "with -only-flood: how many times to measure the lookups alone and during creations")
@@ -138,6 +141,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	o.serverEnv = serverEnv
 	o.mongo = *mongo
 	o.onlyMongo = *onlyMongo
+	o.onlyGet = *onlyGet
 	o.onlyFlood, o.floodRate, o.floodRounds = *onlyFlood, *floodRate, max(1, min(*floodRounds, 20))
 	if o.onlyMongo && !o.mongo {
 		return options{}, fmt.Errorf("-only-mongo with -mongo=false measures nothing")
@@ -176,6 +180,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if o.onlyFlood {
 		return runOnlyFlood(ctx, o, root, logf)
+	}
+	if o.onlyGet {
+		return measureOverHTTP(ctx, o, root, r, logf)
 	}
 	if err := measureOverHTTP(ctx, o, root, r, logf); err != nil {
 		return err
