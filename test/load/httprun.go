@@ -91,7 +91,14 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 		urls[i] = srv.base + "/transaction/" + id
 	}
 	getTargets := staticTargets(srv.process, http.MethodGet, urls, nil, bearer(loadToken))
-	bareTargets := staticTargets(bare, http.MethodGet, []string{bare.base + "/transaction/fixed"}, nil, nil)
+	// (a) gets the very requests GET /transaction/{id} gets (the same paths, the same bearer
+	// token, both ignored), so that the load generator, which shares the cores, does the same
+	// work for both and only the servers differ.
+	bareURLs := make([]string, len(ids))
+	for i, id := range ids {
+		bareURLs[i] = bare.base + "/transaction/" + id
+	}
+	bareTargets := staticTargets(bare, http.MethodGet, bareURLs, nil, bearer(loadToken))
 	for round := range stepUpRounds {
 		var b, g stepUp
 		if b, err = findSustained(ctx, fmt.Sprintf("(a) bare net/http, step-up %d", round+1), client, bareTargets, o, logf); err != nil {

@@ -212,7 +212,7 @@ func (r *report) markdown() string {
 
 	p("### Baselines (same run)\n\n")
 	p("| baseline | how | figure |\n|---|---|---|\n")
-	p("| (a) bare net/http | test/load/bare, a process of its own like pixgate (GOMAXPROCS %d), on loopback: a fixed %d-byte JSON body (a real Transaction's answer), no router, no auth, no log; the same step-up | %s sustained (p99 %s), probe %s |\n",
+	p("| (a) bare net/http | test/load/bare, a process of its own like pixgate (GOMAXPROCS %d), on loopback: a fixed %d-byte JSON body (a real Transaction's answer), no router, no auth, no log; sent the very requests GET /transaction/{id} is sent (the same 1,000 paths and bearer token, which it ignores), so that the load generator's work is the same for both; the same step-up | %s sustained (p99 %s), probe %s |\n",
 		m.GOMAXPROCS, r.txJSONBytes, perSecond(bare), ms(r.bare.Sustained.P99), perSecond(r.bare.Probe.Throughput))
 	p("| (b) QR renderer alone | adapters/qr Renderer in the harness's process (idle otherwise), GOMAXPROCS goroutines, %d distinct BR Codes of %d characters (the sandbox emitter's, with pixgate's default key, name and city) for %s | %s (%s of CPU each), %d-byte PNGs |\n\n",
 		256, r.payloadChars, r.options.qrFor, perSecond(r.qrPerSecond), us(r.qrCPU), r.qrPNGBytes)
