@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -29,16 +28,11 @@ type listFigure struct {
 // creations, lookups during creations and the list at the sizes of o.listHTTP, with the two
 // baselines measured between them.
 func measureOverHTTP(ctx context.Context, o options, root string, r *report, logf func(string, ...any)) error {
-	tmp, err := os.MkdirTemp("", "pixgate-load-")
+	tmp, bin, remove, err := buildPixgate(ctx, root, "pixgate-load-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-
-	bin, err := build(ctx, root, "./cmd/pixgate", tmp, "pixgate")
-	if err != nil {
-		return err
-	}
+	defer remove()
 	bareBin, err := build(ctx, filepath.Join(root, "test"), "./load/bare", tmp, "bare")
 	if err != nil {
 		return err

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pixgate/pixgate/test/load/internal/probe"
 )
 
 // runOnlyFlood is -only-flood: pixgate serve on the memory store, the POST /transaction
@@ -26,15 +28,11 @@ import (
 // no report: it is there to study the lookups' tail under a creation flood (with -server-env
 // GOGC=..., GODEBUG=gctrace=1 and the like) without the minutes of a full run.
 func runOnlyFlood(ctx context.Context, o options, root string, logf func(string, ...any)) error {
-	tmp, err := os.MkdirTemp("", "pixgate-load-")
+	tmp, bin, remove, err := buildPixgate(ctx, root, "pixgate-load-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin, err := build(ctx, root, "./cmd/pixgate", tmp, "pixgate")
-	if err != nil {
-		return err
-	}
+	defer remove()
 	proberBin, err := build(ctx, filepath.Join(root, "test"), "./load/prober", tmp, "prober")
 	if err != nil {
 		return err
@@ -189,20 +187,6 @@ func pct(sorted []time.Duration, q float64) time.Duration {
 	return percentile(sorted, q)
 }
 
-// proberFigures is what test/load/prober prints.
-type proberFigures struct {
-	Requests int           `json:"requests"`
-	OK       int           `json:"ok"`
-	P50      time.Duration `json:"p50"`
-	P99      time.Duration `json:"p99"`
-	Max      time.Duration `json:"max"`
-	Errors   []string      `json:"errors,omitempty"`
-}
-
-func (f proberFigures) String() string {
-	return fmt.Sprintf("%d of %d ok, p50 %s p99 %s max %s %q", f.OK, f.Requests, round(f.P50), round(f.P99), round(f.Max), f.Errors)
-}
-
 // prober is a started test/load/prober process, warmed and measuring.
 type prober struct {
 	cmd *exec.Cmd
@@ -237,8 +221,8 @@ func startProber(ctx context.Context, bin, dir string, urls []string, token stri
 }
 
 // wait reads the prober's figures once it has measured.
-func (p *prober) wait() (proberFigures, error) {
-	var f proberFigures
+func (p *prober) wait() (probe.Figures, error) {
+	var f probe.Figures
 	err := json.NewDecoder(p.out).Decode(&f)
 	if werr := p.cmd.Wait(); err == nil {
 		err = werr

@@ -34,15 +34,11 @@ func measurePaymentPages(ctx context.Context, o options, root string, r *report,
 	if o.short {
 		open = 50
 	}
-	tmp, err := os.MkdirTemp("", "pixgate-load-pay-")
+	tmp, bin, remove, err := buildPixgate(ctx, root, "pixgate-load-pay-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin, err := build(ctx, root, "./cmd/pixgate", tmp, "pixgate")
-	if err != nil {
-		return err
-	}
+	defer remove()
 	merchant := newAccount("pay")
 	srv, err := startServer(ctx, bin, tmp, []string{"PIXGATE_PAY_RATE_LIMIT_RPS=0",
 		"PIXGATE_PAY_STREAMS_PER_CHARGE=" + strconv.Itoa(open), "PIXGATE_PAY_STREAMS_PER_ADDRESS=" + strconv.Itoa(open)}, merchant)

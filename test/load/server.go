@@ -51,6 +51,20 @@ func build(ctx context.Context, dir, pkg, out, name string) (string, error) {
 	return bin, nil
 }
 
+// buildPixgate makes a temporary directory named after prefix and builds `pixgate serve` into
+// it; remove deletes the directory and what it holds.
+func buildPixgate(ctx context.Context, root, prefix string) (tmp, bin string, remove func(), err error) {
+	if tmp, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", nil, err
+	}
+	remove = func() { os.RemoveAll(tmp) }
+	if bin, err = build(ctx, root, "./cmd/pixgate", tmp, "pixgate"); err != nil {
+		remove()
+		return "", "", nil, err
+	}
+	return tmp, bin, remove, nil
+}
+
 // account is a seeded client account of the load run.
 type account struct{ name, clientID, secret string }
 

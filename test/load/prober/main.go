@@ -23,17 +23,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// figures is what prober prints at the end.
-type figures struct {
-	Requests int           `json:"requests"`
-	OK       int           `json:"ok"`
-	P50      time.Duration `json:"p50"`
-	P99      time.Duration `json:"p99"`
-	Max      time.Duration `json:"max"`
-	Errors   []string      `json:"errors,omitempty"`
-}
+	"github.com/pixgate/pixgate/test/load/internal/probe"
+)
 
 func main() {
 	if err := run(); err != nil {
@@ -101,7 +93,7 @@ func run() error {
 		wg.Go(func() { took[i], errs[i] = get(urls[i%len(urls)]) })
 	}
 	wg.Wait()
-	f := figures{Requests: n}
+	f := probe.Figures{Requests: n}
 	var ok []time.Duration
 	for i, err := range errs {
 		if err != nil {
