@@ -36,9 +36,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 			return err
 		}
 		defer func() {
-			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := renderer.Close(closeCtx); err != nil {
+			if err := closeQRProcess(ctx, renderer); err != nil {
 				log.Error("closing the QR drawing process", slog.String("error", err.Error()))
 			}
 		}()
@@ -129,12 +127,18 @@ func startQRProcess(ctx context.Context, cfg Config, log *slog.Logger) (*qr.Proc
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := r.Start(startCtx); err != nil {
-		closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancelClose()
-		_ = r.Close(closeCtx)
+		_ = closeQRProcess(ctx, r)
 		return nil, fmt.Errorf("PIXGATE_QR_PROCESS: starting the QR drawing process: %w (PIXGATE_QR_PROCESS=false draws in this process)", err)
 	}
 	return r, nil
+}
+
+// closeQRProcess ends the drawing process, giving its drawings under way up to 5 s, even when
+// ctx has ended (serve's context ends with SIGTERM).
+func closeQRProcess(ctx context.Context, r *qr.ProcessRenderer) error {
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return r.Close(closeCtx)
 }
 
 // lineLog is an io.Writer that logs each line written to it as a warning: the QR drawing
