@@ -80,19 +80,11 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	if err != nil {
 		return err
 	}
-	urls := make([]string, len(ids))
-	for i, id := range ids {
-		urls[i] = srv.base + "/transaction/" + id
-	}
-	getTargets := staticTargets(srv.process, http.MethodGet, urls, nil, bearer(loadToken))
+	getTargets := staticTargets(srv.process, http.MethodGet, lookupURLs(srv.base, ids), nil, bearer(loadToken))
 	// (a) gets the very requests GET /transaction/{id} gets (the same paths, the same bearer
 	// token, both ignored), so that the load generator, which shares the cores, does the same
 	// work for both and only the servers differ.
-	bareURLs := make([]string, len(ids))
-	for i, id := range ids {
-		bareURLs[i] = bare.base + "/transaction/" + id
-	}
-	bareTargets := staticTargets(bare, http.MethodGet, bareURLs, nil, bearer(loadToken))
+	bareTargets := staticTargets(bare, http.MethodGet, lookupURLs(bare.base, ids), nil, bearer(loadToken))
 	for round := range stepUpRounds {
 		var b, g stepUp
 		if b, err = findSustained(ctx, fmt.Sprintf("(a) bare net/http, step-up %d", round+1), client, bareTargets, o, logf); err != nil {
@@ -157,7 +149,6 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 		postRate = r.post.Steps[len(r.post.Steps)-1].Offered
 	}
 	r.postRate = postRate
-	// Lookups alone, then the same lookups while creations saturate the CPU.
 	r.lookupRate = math.Round(math.Max(10, math.Min(100, r.get.Sustained.Throughput/20)))
 	time.Sleep(pauseAfterStep)
 	// Twice a step's length: at 100 lookups a second, a p99 of 1,000 answers, not 500.
@@ -165,10 +156,7 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	r.idleGet = attack(ctx, client, getTargets, r.lookupRate, floodFor, 0)
 	logf("GET alone at %.0f/s: %s", r.lookupRate, r.idleGet)
 	time.Sleep(pauseAfterStep)
-	var wg sync.WaitGroup
-	wg.Go(func() { r.busyPost = attack(ctx, client, postTargets, postRate, floodFor, 0) })
-	wg.Go(func() { r.busyGet = attack(ctx, client, getTargets, r.lookupRate, floodFor, 0) })
-	wg.Wait()
+	r.busyGet, r.busyPost = duringFlood(ctx, client, getTargets, postTargets, r.lookupRate, postRate, floodFor)
 	r.busyCPU = float64(r.busyPost.ServerCPU+r.busyPost.HarnessCPU) / float64(floodFor) / float64(runtime.NumCPU())
 	logf("GET at %.0f/s during POST at %.0f/s (cores %.0f%% busy with the server and the harness): %s", r.lookupRate, postRate, 100*r.busyCPU, r.busyGet)
 	logf("  the POSTs meanwhile: %s", r.busyPost)
@@ -242,4 +230,23 @@ func cpuRatio(a, m measurement) float64 {
 	as, ah := a.cpuPerRequest()
 	ms, mh := m.cpuPerRequest()
 	return ratio(as+ah, ms+mh)
+}
+
+// lookupURLs are the addresses of GET /transaction/{id} on base for ids.
+func lookupURLs(base string, ids []string) []string {
+	urls := make([]string, len(ids))
+	for i, id := range ids {
+		urls[i] = base + "/transaction/" + id
+	}
+	return urls
+}
+
+// duringFlood sends lookups at lookupRate while creations come at postRate, both for d, and
+// answers both measurements.
+func duringFlood(ctx context.Context, client *http.Client, get, post target, lookupRate, postRate float64, d time.Duration) (lookups, creations measurement) {
+	var wg sync.WaitGroup
+	wg.Go(func() { creations = attack(ctx, client, post, postRate, d, 0) })
+	wg.Go(func() { lookups = attack(ctx, client, get, lookupRate, d, 0) })
+	wg.Wait()
+	return lookups, creations
 }

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,10 +51,7 @@ func runOnlyFlood(ctx context.Context, o options, root string, logf func(string,
 	if err != nil {
 		return err
 	}
-	urls := make([]string, len(ids))
-	for i, id := range ids {
-		urls[i] = srv.base + "/transaction/" + id
-	}
+	urls := lookupURLs(srv.base, ids)
 	client := newLoadClient()
 	getTargets := staticTargets(srv.process, http.MethodGet, urls, nil, bearer(token))
 	postTargets := staticTargets(srv.process, http.MethodPost, []string{srv.base + "/transaction"}, body,
@@ -94,10 +90,7 @@ func runOnlyFlood(ctx context.Context, o options, root string, logf func(string,
 		if err != nil {
 			return err
 		}
-		var wg sync.WaitGroup
-		wg.Go(func() { busyPost = attack(ctx, client, postTargets, postRate, o.hold, 0) })
-		wg.Go(func() { busyGet = attack(ctx, client, getTargets, lookupRate, o.hold, 0) })
-		wg.Wait()
+		busyGet, busyPost = duringFlood(ctx, client, getTargets, postTargets, lookupRate, postRate, o.hold)
 		busyProbe, err := pr.wait()
 		if err != nil {
 			return err
