@@ -105,8 +105,8 @@ func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 // Do sends r and decodes a 2xx answer's JSON into out (nil: the body is not read beyond its
 // bound). Any other end is an *Error; errors.Is with ErrRefused, ErrNotFound, ErrUnauthorized
 // and ErrOutcomeUnknown tells which kind. A Request that cannot be sent at all (an empty
-// operation or path segment, a body that does not marshal) is a caller's bug, answered with a
-// plain error before anything is sent.
+// operation or path segment, an invalid method, a body that does not marshal) is a caller's
+// bug, answered with a plain error before anything is sent.
 func (c *Client) Do(ctx context.Context, r Request, out any) error {
 	start := time.Now()
 	target, body, err := c.prepare(r)
@@ -143,6 +143,9 @@ func (c *Client) prepare(r Request) (string, []byte, error) {
 	u.RawPath = u.EscapedPath() + "/" + strings.Join(raw, "/")
 	u.Path = u.Path + "/" + strings.Join(r.Path, "/")
 	u.RawQuery = r.Query.Encode()
+	if _, err := http.NewRequest(r.Method, u.String(), nil); err != nil {
+		return "", nil, fmt.Errorf("psp %s: %w", r.Operation, err)
+	}
 	var body []byte
 	if r.Body != nil {
 		var err error

@@ -554,6 +554,7 @@ func TestARequestThatCannotBeSentIsACallersBug(t *testing.T) {
 		"a relative segment":     {Operation: "cob_get", Method: "GET", Path: []string{"cob", ".."}},
 		"an empty segment":       {Operation: "cob_get", Method: "GET", Path: []string{"cob", ""}},
 		"a body that is no JSON": {Operation: "cob_put", Method: "PUT", Path: []string{"cob", "x"}, Body: func() {}},
+		"an invalid method":      {Operation: "cob_get", Method: "GE T", Path: []string{"cob", "x"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := c.Do(context.Background(), r, nil)
