@@ -42,6 +42,8 @@ func TestNewNamesTheSettingAtFault(t *testing.T) {
 		"a P12 password without the file":      {func(c *psp.Config) { c.P12Password = "x" }, psp.SettingP12Password},
 		"a certificate file that is not there": {func(c *psp.Config) { c.CertFile = missing }, psp.SettingCertFile},
 		"a key file that is not there":         {func(c *psp.Config) { c.KeyFile = missing }, psp.SettingKeyFile},
+		"a key file that cannot be read":       {func(c *psp.Config) { c.KeyFile = dir }, psp.SettingKeyFile},
+		"a PKCS#12 file that cannot be read":   {p12(dir, ""), psp.SettingP12File},
 		"a certificate file without PEM":       {func(c *psp.Config) { c.CertFile = notPEM }, psp.SettingCertFile},
 		"a key file without PEM":               {func(c *psp.Config) { c.KeyFile = notPEM }, psp.SettingKeyFile},
 		"the key of another certificate":       {func(c *psp.Config) { c.KeyFile = other.KeyFile }, psp.SettingKeyFile},
