@@ -22,10 +22,14 @@ type Cob struct {
 
 // The statuses of a Cob.
 const (
-	CobActive         = "ATIVA"
-	CobDone           = "CONCLUIDA"
-	CobRemovedByUser  = "REMOVIDA_PELO_USUARIO_RECEBEDOR"
-	CobRemovedByPSP   = "REMOVIDA_PELO_PSP"
+	CobActive        = "ATIVA"
+	CobDone          = "CONCLUIDA"
+	CobRemovedByUser = "REMOVIDA_PELO_USUARIO_RECEBEDOR"
+	CobRemovedByPSP  = "REMOVIDA_PELO_PSP"
+)
+
+// The specification's default and limits of a cob.
+const (
 	defaultExpiracao  = 86400
 	maxSolicitacao    = 140
 	maxInfoAdicionais = 50
