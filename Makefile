@@ -4,7 +4,7 @@ GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: run build test test-unit test-integration browser zbar lint fuzz bench load soak image
+.PHONY: run build test test-unit test-integration browser zbar qr-readback lint fuzz bench load soak image
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -50,6 +50,13 @@ zbar:
 			echo "zbarimg is missing and cannot be installed here (needs root and apt-get): the tests that read QR images back will skip"; \
 		fi; \
 	fi
+
+## qr-readback: draw QR_CODES (default 10000) random BR Codes, static and dynamic, with the product's
+## emitter and renderer, and read each back with zbar and gozxing (docs/PERFORMANCE.md, "QR codes
+## read back"; `make test` reads 300)
+QR_CODES ?= 10000
+qr-readback: zbar
+	cd test && PIXGATE_QR_READBACK_CODES=$(QR_CODES) $(GO) test -run '^TestProductCodesReadBackWithBothReaders$$' -count=1 -timeout 0 -v ./qrbench
 
 ## lint: gofmt check and go vet, in both modules
 lint:

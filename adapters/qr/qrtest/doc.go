@@ -4,9 +4,10 @@
 // Each image is read by two readers that share no code. zbar (Debian's zbar-tools, run as
 // zbarimg) is the reference: it must find exactly one QR code, and its text is the reading.
 // gozxing (a Go port of ZXing) with its default hints reads the same image beside it, and must
-// either agree or find nothing: a different text fails the test. It finds nothing in about 1.6%
-// of the renderer's images: having found two corners, its finder skips rows towards the third
-// and takes a finder-like run of modules in the data for it. That quirk is gozxing's, not the
+// either agree or find nothing: a different text fails the test. It finds nothing in about 2%
+// of the renderer's images (docs/PERFORMANCE.md, "QR codes read back"): having found two
+// corners, its finder skips rows towards the third and takes a finder-like run of modules in
+// the data for it. That quirk is gozxing's, not the
 // image's (the symbol is valid, and zbar reads every one of them), so a test that relied on
 // gozxing alone failed now and then.
 //
