@@ -270,3 +270,57 @@ func TestRenderPNGAnswersOverloadedWhenItsQueueIsFull(t *testing.T) {
 		}
 	})
 }
+
+func TestRenderPNGAnswersTimedOutPastItsTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	g := newGate()
+	r := qr.NewRendererWithDraw(qr.Options{Workers: 1, Timeout: timeout}, g.draw)
+
+	t.Run("a drawing that does not end in time answers ErrTimedOut", func(t *testing.T) {
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.RenderPNG(context.Background(), "x")
+			done <- err
+		}()
+		<-g.entered // drawing, and held there
+		select {
+		case err := <-done:
+			if !errors.Is(err, ports.ErrTimedOut) {
+				t.Fatalf("RenderPNG: %v, want ports.ErrTimedOut", err)
+			}
+			if elapsed := time.Since(start); elapsed < timeout {
+				t.Fatalf("answered after %v, before its timeout of %v", elapsed, timeout)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("RenderPNG still waits 10 s after its timeout")
+		}
+	})
+	t.Run("a call that waited for the worker past its timeout answers ErrTimedOut and is never drawn", func(t *testing.T) {
+		// The worker still holds the first drawing.
+		if _, err := r.RenderPNG(context.Background(), "x"); !errors.Is(err, ports.ErrTimedOut) {
+			t.Fatalf("RenderPNG: %v, want ports.ErrTimedOut", err)
+		}
+		g.release <- struct{}{} // the first drawing ends; the worker skips the expired one
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.RenderPNG(context.Background(), "x")
+			done <- err
+		}()
+		<-g.entered
+		g.release <- struct{}{}
+		if err := <-done; err != nil {
+			t.Fatalf("a call once the worker was free: %v", err)
+		}
+		if got := g.calls.Load(); got != 2 {
+			t.Fatalf("%d drawings, want 2: the expired call must not be drawn", got)
+		}
+	})
+	t.Run("the caller's own end answers as before", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := r.RenderPNG(ctx, "x"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("RenderPNG: %v, want context.Canceled", err)
+		}
+	})
+}
