@@ -4,7 +4,7 @@ GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: run build test test-unit test-integration browser lint fuzz bench load soak image
+.PHONY: run build test test-unit test-integration browser zbar qr-readback lint fuzz bench load soak image
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -16,8 +16,9 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/pixgate ./cmd/pixgate
 
 ## test: every test that must pass: lint, the product module with -race, and the test/ module
-## (whose browser test needs Chromium: installed here with apt-get when missing, if we may)
-test: lint test-unit browser test-integration
+## (the browser test needs Chromium, the tests that read QR images back zbarimg: installed here
+## with apt-get when missing, if we may)
+test: lint zbar test-unit browser test-integration
 
 test-unit:
 	$(GO) test -race -count=1 ./...
@@ -37,6 +38,25 @@ browser:
 			echo "Chromium is missing at $(CHROMIUM) and cannot be installed here (needs root and apt-get): the browser test will skip"; \
 		fi; \
 	fi
+
+## zbar: install Debian's zbar-tools (zbarimg), with which the tests read QR images back
+## (adapters/qr/qrtest), when it is missing; without root or apt-get it says so, and those tests
+## skip (or fail in CI, which sets PIXGATE_TEST_REQUIRE_ZBAR=1)
+zbar:
+	@if ! command -v zbarimg >/dev/null 2>&1; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && apt-get install -y -qq zbar-tools >/dev/null; \
+		else \
+			echo "zbarimg is missing and cannot be installed here (needs root and apt-get): the tests that read QR images back will skip"; \
+		fi; \
+	fi
+
+## qr-readback: draw QR_CODES (default 10000) random BR Codes, static and dynamic, with the product's
+## emitter and renderer, and read each back with zbar and gozxing (docs/PERFORMANCE.md, "QR codes
+## read back"; `make test` reads 300)
+QR_CODES ?= 10000
+qr-readback: zbar
+	cd test && PIXGATE_QR_READBACK_CODES=$(QR_CODES) $(GO) test -run '^TestProductCodesReadBackWithBothReaders$$' -count=1 -timeout 0 -v ./qrbench
 
 ## lint: gofmt check and go vet, in both modules
 lint:

@@ -46,6 +46,7 @@ var (
 	_ ports.CredentialExchanger   = (*fakeExchanger)(nil)
 	_ ports.PixEmitter            = (*fakeEmitter)(nil)
 	_ ports.QRRenderer            = fakeRenderer{}
+	_ ports.QRRenderer            = rendererFunc(nil)
 	_ ports.TxIDDecoder           = fakeTxIDs{}
 	_ ports.PixDirectory          = fakeDirectory{}
 	_ ports.PixLocationSigner     = (*fakeSigner)(nil)
@@ -388,6 +389,13 @@ type fakeRenderer struct{}
 
 func (fakeRenderer) RenderPNG(_ context.Context, content string) ([]byte, error) {
 	return []byte("\x89PNG" + content), nil
+}
+
+// rendererFunc is a renderer that answers as its function does, for the failures of drawing.
+type rendererFunc func(ctx context.Context, content string) ([]byte, error)
+
+func (f rendererFunc) RenderPNG(ctx context.Context, content string) ([]byte, error) {
+	return f(ctx, content)
 }
 
 // fakeTxIDs maps txids to transaction ids: the txid of a transaction is "tx" followed by its id

@@ -13,6 +13,7 @@ import (
 	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
 )
 
 var lcStart = time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC)
@@ -283,6 +284,68 @@ func TestEmitterFailureLeavesTheTransactionFailed(t *testing.T) {
 	if _, err := w.pay.Execute(context.Background(), w.merchant, tx.ID(), nil); !errors.Is(err, domain.ErrInvalidTransition) {
 		t.Errorf("paying a FAILED transaction: %v", err)
 	}
+}
+
+func TestCreateStoresNothingWhenTheQRImageCannotBeHadNow(t *testing.T) {
+	cases := []struct {
+		name   string
+		render func(ctx context.Context, cancel context.CancelFunc) error
+		want   error
+	}{
+		{"a full queue answers ErrOverloaded", func(context.Context, context.CancelFunc) error {
+			return fmt.Errorf("%w: 64 QR drawings are already waiting", ports.ErrOverloaded)
+		}, ports.ErrOverloaded},
+		{"a drawing past its deadline answers ErrTimedOut", func(context.Context, context.CancelFunc) error {
+			return fmt.Errorf("%w: the QR code was not drawn within 10s", ports.ErrTimedOut)
+		}, ports.ErrTimedOut},
+		{"a client that gave up while its image was drawn answers its context's end", func(ctx context.Context, cancel context.CancelFunc) error {
+			cancel()
+			return ctx.Err()
+		}, context.Canceled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newLcWorld(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			create := application.NewCreateTransaction(w.repo, w.emitter, rendererFunc(func(ctx context.Context, _ string) ([]byte, error) {
+				return nil, tc.render(ctx, cancel)
+			}), &fakeIDs{}, &fakeCapabilities{}, w.clock)
+			order := domain.Order{Amount: 500, PaymentMethod: domain.PaymentPIX, IsInfoProduct: true, ExpirationSeconds: 60}
+			_, err := create.Execute(ctx, w.merchant, application.CreateTransactionInput{Order: order, IdempotencyKey: "draw-later-0001", Fingerprint: "f1"})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if _, isEmission := errors.AsType[*application.EmissionError](err); isEmission {
+				t.Fatalf("err = %v, an *EmissionError: the charge would have been kept FAILED", err)
+			}
+			page, err := w.repo.List(context.Background(), ports.TransactionFilter{AccountID: w.merchant.AccountID}, ports.Page{Number: 1, Size: 10})
+			if err != nil || page.Total != 0 {
+				t.Fatalf("stored %d transactions (%v), want none", page.Total, err)
+			}
+			// The key was not kept: the retry creates the charge.
+			retry := application.NewCreateTransaction(w.repo, w.emitter, fakeRenderer{}, &fakeIDs{}, &fakeCapabilities{}, w.clock)
+			res, err := retry.Execute(context.Background(), w.merchant, application.CreateTransactionInput{Order: order, IdempotencyKey: "draw-later-0001", Fingerprint: "f1"})
+			if err != nil || res.Replayed || res.Transaction.Status() != domain.TxPixQRCodeGenerated {
+				t.Fatalf("the retry: %+v, %v; want a new charge", res, err)
+			}
+		})
+	}
+	t.Run("any other failure of the renderer is the emission's: kept FAILED", func(t *testing.T) {
+		w := newLcWorld(t)
+		create := application.NewCreateTransaction(w.repo, w.emitter, rendererFunc(func(context.Context, string) ([]byte, error) {
+			return nil, errors.New("qr: cannot draw this content")
+		}), &fakeIDs{}, &fakeCapabilities{}, w.clock)
+		_, err := create.Execute(context.Background(), w.merchant, application.CreateTransactionInput{Order: domain.Order{
+			Amount: 500, PaymentMethod: domain.PaymentPIX, IsInfoProduct: true, ExpirationSeconds: 60}})
+		ee, ok := errors.AsType[*application.EmissionError](err)
+		if !ok {
+			t.Fatalf("err = %v, want an *EmissionError", err)
+		}
+		if tx := w.repo.stored(ee.TransactionID); tx.Status() != domain.TxFailed {
+			t.Fatalf("stored %s, want FAILED", tx.Status())
+		}
+	})
 }
 
 func TestSandboxPaymentRecordsEverythingTheContractLists(t *testing.T) {

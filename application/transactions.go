@@ -33,8 +33,11 @@ type CreatedTransaction struct {
 // the BR Code, the renderer draws its QR code, and the transaction is stored in
 // PIX_QRCODE_GENERATED with the event that notifies the merchant, in one write. When the
 // emitter fails, the transaction is stored FAILED with the error's text and the request fails
-// with an *EmissionError; when the renderer refuses the work (ports.ErrOverloaded: too many
-// creations wait for a drawing already), nothing is stored and that error is answered.
+// with an *EmissionError. When the QR image cannot be had now (the renderer refused the work,
+// ports.ErrOverloaded; it did not draw it within its deadline, ports.ErrTimedOut; or the
+// request ended while it waited), nothing is stored and that error is answered: the charge
+// never reached the merchant, and a retry with the same idempotency key creates it. Any other
+// renderer failure is the emission's, stored FAILED.
 //
 // The same idempotency key with the same request answers the stored transaction (Replayed);
 // with another request, ErrIdempotencyKeyReused. Concurrent requests with one key race on
@@ -74,10 +77,10 @@ func (uc *CreateTransaction) create(ctx context.Context, p domain.Principal, ord
 		return nil, err
 	}
 	pix, emitErr := uc.emit(ctx, t)
-	if errors.Is(emitErr, ports.ErrOverloaded) {
-		// Refused before any work, as if the request had not come: nothing is stored, and a
-		// retry with the same idempotency key creates the transaction.
-		return nil, emitErr
+	if later, ok := errors.AsType[*drawLater](emitErr); ok {
+		// As if the request had not come: nothing is stored, and a retry with the same
+		// idempotency key creates the transaction.
+		return nil, later.err
 	}
 	if emitErr != nil {
 		if err := t.FailEmission(emitErr.Error(), uc.clock.Now()); err != nil {
@@ -109,10 +112,20 @@ func (uc *CreateTransaction) emit(ctx context.Context, t *domain.Transaction) (d
 	}
 	png, err := uc.renderer.RenderPNG(ctx, code.URI)
 	if err != nil {
+		if errors.Is(err, ports.ErrOverloaded) || errors.Is(err, ports.ErrTimedOut) || ctx.Err() != nil {
+			return domain.PixResponse{}, &drawLater{err}
+		}
 		return domain.PixResponse{}, err
 	}
 	return domain.PixResponse{URI: code.URI, QRCodePNG: png, ExpiresAt: expires, Location: code.Location}, nil
 }
+
+// drawLater marks a QR image that could not be had now: not the charge's failure, so nothing
+// of it is stored.
+type drawLater struct{ err error }
+
+func (d *drawLater) Error() string { return d.err.Error() }
+func (d *drawLater) Unwrap() error { return d.err }
 
 // GetTransaction fetches one transaction of the caller's account.
 type GetTransaction struct{ repo ports.TransactionRepository }

@@ -40,4 +40,10 @@ var (
 	// adapter lets wait is waiting already (the QR renderer's queue). Nothing was done or
 	// written; a retry a moment later may succeed. It maps to 503 with Retry-After.
 	ErrOverloaded = errors.New("overloaded")
+
+	// ErrTimedOut: the work began but did not end within the adapter's own deadline (the QR
+	// renderer's budget for one drawing), and its result, should it come, is thrown away.
+	// Nothing was written; a retry a moment later may succeed. It maps to 503 with
+	// Retry-After.
+	ErrTimedOut = errors.New("timed out")
 )

@@ -23,8 +23,8 @@ type PixEmitter interface {
 // RenderPNG is safe for concurrent use; implementations bound how many images they draw at once
 // (drawing is the costliest step of creating a transaction) and wait for a slot, giving up with
 // ctx.Err() when the context ends first. A renderer whose queue of waiting callers is full
-// answers ErrOverloaded at once, having drawn nothing. The PNG, decoded by any QR reader, is
-// exactly content.
+// answers ErrOverloaded at once, having drawn nothing; one that could not draw the image within
+// its own deadline answers ErrTimedOut. The PNG, decoded by any QR reader, is exactly content.
 type QRRenderer interface {
 	RenderPNG(ctx context.Context, content string) ([]byte, error)
 }

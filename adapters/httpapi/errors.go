@@ -42,6 +42,8 @@ var errorTable = []struct {
 	{ports.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the service is temporarily unavailable; retry later"},
 	// Too many creations wait for their QR code already; nothing was stored.
 	{ports.ErrOverloaded, http.StatusServiceUnavailable, "unavailable", "too many charges are being created at once; nothing was stored, retry in a moment"},
+	// The QR code was not drawn within its deadline (PIXGATE_QR_TIMEOUT); nothing was stored.
+	{ports.ErrTimedOut, http.StatusServiceUnavailable, "unavailable", "the charge's QR code could not be drawn in time; nothing was stored, retry in a moment"},
 	// A change that kept losing to concurrent ones: nothing was stored, a retry will do.
 	{ports.ErrVersionConflict, http.StatusServiceUnavailable, "unavailable", "the resource is busy; retry later"},
 }

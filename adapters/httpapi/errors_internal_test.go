@@ -15,7 +15,8 @@ import (
 
 // TestDomainErrorsAnswerTheirProblem holds the error table to its rows for the errors the
 // request mapping should catch first: should a rule and a domain constructor drift apart, the
-// merchant gets a 4xx problem naming what the domain refused, never a 500.
+// merchant gets a 4xx problem naming what the domain refused, never a 500. It holds the rows
+// of the creations refused for want of a QR code too: 503 with Retry-After.
 func TestDomainErrorsAnswerTheirProblem(t *testing.T) {
 	s := &Server{log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	_, pixErr := domain.NewPixKey(domain.PixKeyCPF, "not a cpf")
@@ -31,6 +32,8 @@ func TestDomainErrorsAnswerTheirProblem(t *testing.T) {
 		{"an unknown PIX key type answers 422 validation_failed", typeErr, 422, "validation_failed"},
 		{"a withdrawal refused for its key answers 422 validation_failed", fmt.Errorf("%w: %w", domain.ErrInvalidOrder, domain.ErrInvalidPixKey), 422, "validation_failed"},
 		{"a duplicate creation answers 409 conflict", fmt.Errorf("memory: transaction payment token: %w", ports.ErrDuplicate), 409, "conflict"},
+		{"a full QR queue answers 503 unavailable with Retry-After", fmt.Errorf("%w: 64 QR drawings are already waiting", ports.ErrOverloaded), 503, "unavailable"},
+		{"a QR code not drawn in time answers 503 unavailable with Retry-After", fmt.Errorf("%w: the QR code was not drawn within 10s", ports.ErrTimedOut), 503, "unavailable"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.err == nil {
@@ -44,6 +47,9 @@ func TestDomainErrorsAnswerTheirProblem(t *testing.T) {
 			}
 			if rec.Code != c.status || p.Code != c.code || p.Status != c.status || p.Detail == "" {
 				t.Fatalf("answered %d %q (%q), want %d %q", rec.Code, p.Code, p.Detail, c.status, c.code)
+			}
+			if got := rec.Header().Get("Retry-After"); (c.status == http.StatusServiceUnavailable) != (got == "1") {
+				t.Fatalf("answered %d with Retry-After %q; a 503, and only a 503, says 1", rec.Code, got)
 			}
 		})
 	}

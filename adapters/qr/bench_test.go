@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pixgate/pixgate/adapters/qr"
+	"github.com/pixgate/pixgate/adapters/qr/qrtest"
 )
 
 // The Renderer's own benchmarks. Its comparison with other QR libraries lives in the test
@@ -48,7 +49,7 @@ func benchDraw(b *testing.B, content string, draw func(string) ([]byte, error)) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if got, _ := decodePNG(b, out); got != content {
+	if got := qrtest.Decode(b, out); got != content {
 		b.Fatalf("the image decodes to %q, want %q", got, content)
 	}
 	b.ReportAllocs()

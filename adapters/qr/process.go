@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -31,7 +32,19 @@ type ProcessOptions struct {
 	Queue int
 	// Stderr receives the process's standard error (a crash's trace); nil discards it.
 	Stderr io.Writer
+	// Timeout is a drawing's deadline, from the moment its call is handed to the process
+	// (waiting in the process's queue included) to its answer. Past it the call answers
+	// ports.ErrTimedOut; if the process answered nothing meanwhile, the watchdog kills it (it
+	// is stopped or stuck, and so is every call behind this one: those answer
+	// ports.ErrOverloaded) and starts another. 0 or less: DefaultTimeout.
+	Timeout time.Duration
+	// Log receives a warning each time the watchdog kills the process; nil discards it.
+	Log *slog.Logger
 }
+
+// DefaultTimeout is ProcessOptions.Timeout when none is set: thousands of times a drawing's few
+// milliseconds, and well within the time a client waits for a creation.
+const DefaultTimeout = 10 * time.Second
 
 // ProcessRenderer draws QR codes in a child process of its own, started at the lowest
 // priority. A drawing allocates about 400 KB of short-lived memory: drawn in the serving
@@ -44,10 +57,15 @@ type ProcessOptions struct {
 //
 // The process is started by Start or by the first RenderPNG, and again after it ends (at most
 // once a second): the calls in flight when it ends answer ports.ErrOverloaded, so that their
-// creations are refused with nothing stored and may be retried. It is safe for concurrent use.
+// creations are refused with nothing stored and may be retried. A call that gets no answer
+// within ProcessOptions.Timeout answers ports.ErrTimedOut, and a watchdog kills a process that
+// answered nothing in that time (SIGKILL, which ends a stopped process too) and starts
+// another, so that a process that stopped answering never holds a request longer than that.
+// It is safe for concurrent use.
 type ProcessRenderer struct {
-	opts  ProcessOptions
-	slots chan struct{} // one per call in flight (drawing or waiting), Workers+Queue
+	opts     ProcessOptions
+	slots    chan struct{} // one per call in flight (drawing or waiting), Workers+Queue
+	timedOut error         // what a call answers past opts.Timeout
 
 	mu        sync.Mutex
 	child     *child // nil when none runs
@@ -64,12 +82,26 @@ type child struct {
 	w    *bufio.Writer
 	done chan struct{} // closed once the process is gone and every pending call answered
 
-	mu      sync.Mutex
-	pending map[uint32]chan result // guarded by mu; nil once the process is gone
+	mu       sync.Mutex
+	pending  map[uint32]*call // guarded by mu; nil once the process is gone
+	answered time.Time        // guarded by mu: when the process last answered a call
+
+	kill sync.Once // the watchdog's: one kill and one warning per process
+}
+
+// call is one drawing handed to the process. Whoever removes it from pending (its answer,
+// its deadline, or the end of the process) answers it on done and gives back its slot.
+type call struct {
+	done     chan result // buffered: nobody waits for a caller that left
+	sent     time.Time
+	deadline *time.Timer // nil for a call without a deadline (Start's)
 }
 
 // restartAfter is the least time between two starts of the drawing process.
 const restartAfter = time.Second
+
+// processGone bounds how long the watchdog waits for a killed process to be gone.
+const processGone = 5 * time.Second
 
 // errProcessEnded is what the calls in flight answer when the drawing process ends.
 var errProcessEnded = fmt.Errorf("%w: the QR drawing process ended", ports.ErrOverloaded)
@@ -84,7 +116,10 @@ func NewProcessRenderer(opts ProcessOptions) (*ProcessRenderer, error) {
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueuePerWorker * opts.Workers
 	}
-	return &ProcessRenderer{opts: opts, slots: make(chan struct{}, opts.Workers+opts.Queue)}, nil
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	return &ProcessRenderer{opts: opts, slots: make(chan struct{}, opts.Workers+opts.Queue), timedOut: timedOut(opts.Timeout)}, nil
 }
 
 // Workers is how many images the process draws at once.
@@ -94,7 +129,8 @@ func (r *ProcessRenderer) Workers() int { return r.opts.Workers }
 func (r *ProcessRenderer) InFlight() int { return cap(r.slots) }
 
 // Start starts the drawing process and draws one image with it, so that a command that
-// cannot run is found at once rather than at the first creation.
+// cannot run is found at once rather than at the first creation. That first image, which pays
+// for the process's start, may take as long as ctx allows: it has no deadline of its own.
 func (r *ProcessRenderer) Start(ctx context.Context) error {
 	r.mu.Lock()
 	_, err := r.running()
@@ -102,13 +138,18 @@ func (r *ProcessRenderer) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.RenderPNG(ctx, "pixgate")
+	_, err = r.render(ctx, "pixgate", 0)
 	return err
 }
 
 // RenderPNG draws content as a QR code in a PNG image, as Renderer.RenderPNG does, in the
-// drawing process.
+// drawing process; past ProcessOptions.Timeout it answers ports.ErrTimedOut.
 func (r *ProcessRenderer) RenderPNG(ctx context.Context, content string) ([]byte, error) {
+	return r.render(ctx, content, r.opts.Timeout)
+}
+
+// render draws with a deadline of timeout; 0: none.
+func (r *ProcessRenderer) render(ctx context.Context, content string, timeout time.Duration) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -124,7 +165,7 @@ func (r *ProcessRenderer) RenderPNG(ctx context.Context, content string) ([]byte
 	default:
 		return nil, fmt.Errorf("%w: %d QR drawings are already under way or waiting", ports.ErrOverloaded, cap(r.slots))
 	}
-	done, err := r.send(content)
+	done, err := r.send(content, timeout)
 	if err != nil {
 		<-r.slots
 		return nil, err
@@ -133,17 +174,19 @@ func (r *ProcessRenderer) RenderPNG(ctx context.Context, content string) ([]byte
 	case res := <-done:
 		return res.png, res.err
 	case <-ctx.Done():
-		// The slot stays taken until the answer comes (or the process ends): the process is
-		// drawing it still, and the bound is on the process's work. The answer goes to done,
-		// which is buffered, and nobody reads it.
+		// The slot stays taken until the answer comes (or the deadline, or the end of the
+		// process): the process is drawing it still, and the bound is on the process's work.
+		// The answer goes to done, which is buffered, and nobody reads it.
 		return nil, ctx.Err()
 	}
 }
 
 // send hands content to the running process (starting one if needed) and returns where its
-// answer will come, with the slot then the reader's to give back. On failure the caller's
-// slot is the caller's to give back.
-func (r *ProcessRenderer) send(content string) (chan result, error) {
+// answer will come, with the slot then the answerer's to give back. On failure the caller's
+// slot is the caller's to give back. The deadline, when there is one, starts before the
+// request is written: a stopped process whose pipe is full blocks the write, and only the
+// watchdog's kill ends it.
+func (r *ProcessRenderer) send(content string, timeout time.Duration) (chan result, error) {
 	r.mu.Lock()
 	c, err := r.running()
 	r.nextID++
@@ -152,13 +195,16 @@ func (r *ProcessRenderer) send(content string) (chan result, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := make(chan result, 1)
+	cl := &call{done: make(chan result, 1), sent: time.Now()}
 	c.mu.Lock()
 	if c.pending == nil {
 		c.mu.Unlock()
 		return nil, errProcessEnded
 	}
-	c.pending[id] = done
+	c.pending[id] = cl
+	if timeout > 0 {
+		cl.deadline = time.AfterFunc(timeout, func() { r.expire(c, id) })
+	}
 	c.mu.Unlock()
 	c.wmu.Lock()
 	err = writeRequest(c.w, request{id: id, content: content})
@@ -168,7 +214,67 @@ func (r *ProcessRenderer) send(content string) (chan result, error) {
 		// call, this one included, and gives back their slots.
 		_ = c.cmd.Process.Kill()
 	}
-	return done, nil
+	return cl.done, nil
+}
+
+// answer gives a call its result and its slot back.
+func (r *ProcessRenderer) answer(cl *call, res result) {
+	if cl.deadline != nil {
+		cl.deadline.Stop()
+	}
+	<-r.slots
+	cl.done <- res
+}
+
+// expire is call id's deadline: it got no answer from process c in time, and answers
+// ports.ErrTimedOut. It is also the watchdog: when the process has answered nothing since the
+// call was sent, it is stopped or stuck, and every call behind this one would wait as long, so
+// it is killed (its reader then fails the calls still pending and forgets it) before the call
+// answers, and another is started. A process that answered meanwhile is slow, not stuck (a
+// machine whose other work leaves its lowest priority little CPU): it keeps its other calls.
+func (r *ProcessRenderer) expire(c *child, id uint32) {
+	c.mu.Lock()
+	cl, ok := c.pending[id]
+	delete(c.pending, id)
+	silent := ok && !c.answered.After(cl.sent)
+	c.mu.Unlock()
+	if !ok {
+		return // answered meanwhile, or the process ended
+	}
+	if silent {
+		r.kill(c)
+	}
+	// Its slot comes back now even if the process draws it still: the process's own queue,
+	// as long as the slots, refuses what would go past it.
+	r.answer(cl, result{err: r.timedOut})
+}
+
+// kill ends a process that stopped answering, waits until it is forgotten, so that the retry
+// the caller's answer invites starts another, and starts that other at once.
+func (r *ProcessRenderer) kill(c *child) {
+	c.kill.Do(func() {
+		if r.opts.Log != nil {
+			r.opts.Log.Warn("the QR drawing process answered nothing within a drawing's deadline: killed and started again",
+				slog.Int("pid", c.cmd.Process.Pid), slog.Duration("timeout", r.opts.Timeout))
+		}
+		_ = c.cmd.Process.Kill() // SIGKILL ends a stopped process too
+		go func() {
+			<-c.done
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.child == nil && !r.closed {
+				// An error (a start within restartAfter, a command that no longer runs) is
+				// the next call's to meet: it tries again.
+				_, _ = r.running()
+			}
+		}()
+	})
+	gone := time.NewTimer(processGone)
+	defer gone.Stop()
+	select {
+	case <-c.done:
+	case <-gone.C: // a kill that did not end the process in time: answer all the same
+	}
 }
 
 // running returns the running process, starting one when none runs. r.mu is held.
@@ -210,7 +316,7 @@ func (r *ProcessRenderer) start() (*child, error) {
 		in.Close()
 		return nil, fmt.Errorf("qr: starting the drawing process %q: %w", r.opts.Command[0], err)
 	}
-	c := &child{cmd: cmd, in: in, w: bufio.NewWriter(in), done: make(chan struct{}), pending: map[uint32]chan result{}}
+	c := &child{cmd: cmd, in: in, w: bufio.NewWriter(in), done: make(chan struct{}), pending: map[uint32]*call{}}
 	go r.read(c, bufio.NewReader(out))
 	return c, nil
 }
@@ -218,21 +324,20 @@ func (r *ProcessRenderer) start() (*child, error) {
 // read hands each answer to its caller and gives back its slot; when the process's output
 // ends it fails the calls still pending and forgets the process.
 func (r *ProcessRenderer) read(c *child, out *bufio.Reader) {
-	var err error
 	for {
-		var a answer
-		if a, err = readAnswer(out); err != nil {
+		a, err := readAnswer(out)
+		if err != nil {
 			break
 		}
 		c.mu.Lock()
-		done, ok := c.pending[a.id]
+		cl, ok := c.pending[a.id]
 		delete(c.pending, a.id)
+		c.answered = time.Now()
 		c.mu.Unlock()
 		if !ok {
-			continue // an id never sent: not one of ours to count
+			continue // an id never sent, or one whose deadline passed: not ours to count
 		}
-		<-r.slots
-		done <- a.result()
+		r.answer(cl, a.result())
 	}
 	c.in.Close() // a process whose output broke is not trusted with more input
 	_ = c.cmd.Wait()
@@ -245,9 +350,8 @@ func (r *ProcessRenderer) read(c *child, out *bufio.Reader) {
 	pending := c.pending
 	c.pending = nil
 	c.mu.Unlock()
-	for _, done := range pending {
-		<-r.slots
-		done <- result{err: errProcessEnded}
+	for _, cl := range pending {
+		r.answer(cl, result{err: errProcessEnded})
 	}
 	close(c.done)
 }

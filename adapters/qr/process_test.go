@@ -35,9 +35,13 @@ func testWorker(kind, inFlight string) int {
 		fmt.Fprintln(os.Stderr, "in flight:", err)
 		return 2
 	}
-	if err := qr.LowerProcessPriority(); err != nil {
-		fmt.Fprintln(os.Stderr, "priority:", err)
-		return 2
+	// The held process answers at the process's priority: its tests time its answers, which the
+	// lowest priority would leave to the load of the machine.
+	if kind != "qr-worker-held" {
+		if err := qr.LowerProcessPriority(); err != nil {
+			fmt.Fprintln(os.Stderr, "priority:", err)
+			return 2
+		}
 	}
 	opts := qr.WorkerOptions(n)
 	var r *qr.Renderer
@@ -277,5 +281,158 @@ func TestProcessRendererNeedsACommandThatRuns(t *testing.T) {
 	}
 	if err := r.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "/nonexistent/pixgate") {
 		t.Fatalf("start: %v, want an error naming the command", err)
+	}
+}
+
+// newTimedProcessRenderer is newProcessRenderer with a deadline per drawing.
+func newTimedProcessRenderer(t *testing.T, kind string, workers, queue int, timeout time.Duration) *qr.ProcessRenderer {
+	t.Helper()
+	r, err := qr.NewProcessRenderer(qr.ProcessOptions{Command: []string{os.Args[0], kind}, Workers: workers, Queue: queue,
+		Stderr: os.Stderr, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Close(ctx)
+	})
+	return r
+}
+
+// gone waits until process pid no longer exists (the renderer reaps what it kills).
+func gone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still there", pid)
+		}
+	}
+}
+
+func TestProcessRendererReplacesAProcessThatStopsAnswering(t *testing.T) {
+	// The watchdog's margin: a deadline of 1 s answers within a few seconds even on a busy
+	// machine, and never near the minute the request used to wait.
+	const timeout, margin = time.Second, 5 * time.Second
+	cases := []struct {
+		name    string
+		calls   int
+		content string
+	}{
+		{"one drawing of a stopped process answers ErrTimedOut", 1, short},
+		{"every call queued behind a stopped process answers", 6, short},
+		// 40 calls of 4000 bytes overflow the pipe's 64 KiB: the writes themselves block
+		// until the watchdog kills the process.
+		{"calls whose writes block on a stopped process's full pipe answer", 40, strings.Repeat("9", 4000)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTimedProcessRenderer(t, "qr-worker", 1, tc.calls, timeout)
+			if err := r.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			stopped := qr.ProcessPID(r)
+			if err := syscall.Kill(stopped, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			errs := make(chan error, tc.calls)
+			for range tc.calls {
+				go func() {
+					_, err := r.RenderPNG(context.Background(), tc.content)
+					errs <- err
+				}()
+			}
+			timedOut := 0
+			for range tc.calls {
+				select {
+				case err := <-errs:
+					switch {
+					case errors.Is(err, ports.ErrTimedOut):
+						timedOut++
+					case errors.Is(err, ports.ErrOverloaded): // in flight when the process was killed
+					case err == nil: // sent late, on a loaded machine, to the process that replaced it
+					default:
+						t.Fatalf("a call to a stopped process answered %v, want ErrTimedOut or ErrOverloaded", err)
+					}
+				case <-time.After(timeout + margin):
+					t.Fatalf("a call to a stopped process still waits after %v", time.Since(start))
+				}
+			}
+			if elapsed := time.Since(start); elapsed < timeout {
+				t.Fatalf("the calls answered after %v, before their deadline of %v", elapsed, timeout)
+			}
+			if timedOut == 0 {
+				t.Fatal("no call answered ErrTimedOut")
+			}
+			gone(t, stopped)
+			// The watchdog starts another process by itself, and it draws.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if pid := qr.ProcessPID(r); pid != 0 && pid != stopped {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no new drawing process 10 s after the watchdog killed %d", stopped)
+				}
+			}
+			// Start draws without a deadline: on a loaded machine the lowest priority may take
+			// longer than this test's short one to draw, which is not what is tested here.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := r.Start(ctx); err != nil {
+				t.Fatalf("the new process does not draw: %v", err)
+			}
+			if r.Busy() != 0 {
+				t.Fatalf("%d places still taken once every call answered", r.Busy())
+			}
+		})
+	}
+}
+
+func TestProcessRendererStartWaitsForTheFirstImageAsLongAsItsContextAllows(t *testing.T) {
+	// The first image pays for the process's start, which a loaded machine can stretch past a
+	// drawing's deadline: Start has no deadline but its context's.
+	r := newTimedProcessRenderer(t, "qr-worker-held", 1, 0, 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := r.Start(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start with a drawing that never ends: %v, want the context's DeadlineExceeded", err)
+	}
+}
+
+func TestProcessRendererKeepsAProcessThatAnswersSlowly(t *testing.T) {
+	// One call held for ever, one answered: the held one's deadline passes, but the process
+	// answered meanwhile, so it is slow rather than stuck and keeps running.
+	r := newTimedProcessRenderer(t, "qr-worker-held", 2, 0, 2*time.Second)
+	if _, err := r.RenderPNG(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	pid := qr.ProcessPID(r)
+	held := make(chan error, 1)
+	go func() {
+		_, err := r.RenderPNG(context.Background(), "wait")
+		held <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); r.Busy() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held call never went out")
+		}
+	}
+	if _, err := r.RenderPNG(context.Background(), "go"); err != nil {
+		t.Fatalf("a call beside the held one: %v", err)
+	}
+	select {
+	case err := <-held:
+		if !errors.Is(err, ports.ErrTimedOut) {
+			t.Fatalf("the held call answered %v, want ErrTimedOut", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the held call never answered")
+	}
+	if got := qr.ProcessPID(r); got != pid {
+		t.Fatalf("the process %d that answered was replaced by %d", pid, got)
+	}
+	if _, err := r.RenderPNG(context.Background(), "go"); err != nil {
+		t.Fatalf("after the held call gave up: %v", err)
 	}
 }

@@ -56,6 +56,12 @@ type Options struct {
 	// GOMAXPROCS above Workers (pixgate serve raises it by Workers). Elsewhere than Linux the
 	// threads keep the process's priority.
 	Background bool
+	// Timeout bounds one RenderPNG call, its wait for a worker included: past it the call
+	// answers ports.ErrTimedOut and the worker drops the job if it has not begun it (one it
+	// has begun, it finishes; a drawing in this process is a few milliseconds of CPU, which
+	// only a starved machine stretches). 0 or less: no bound but the caller's context. The
+	// drawing process (ProcessRenderer) has a deadline of its own, and a watchdog.
+	Timeout time.Duration
 }
 
 // Renderer draws QR codes with github.com/skip2/go-qrcode on a bounded pool of workers fed by a
@@ -63,6 +69,8 @@ type Options struct {
 type Renderer struct {
 	workers    int
 	background bool
+	timeout    time.Duration
+	timedOut   error    // what a call answers past timeout
 	jobs       chan job // the queue: buffered, Queue long
 	draw       func(content string) ([]byte, error)
 
@@ -102,23 +110,36 @@ func New(opts Options) *Renderer {
 	enc := &png.Encoder{CompressionLevel: png.DefaultCompression, BufferPool: &encoderPool{}}
 	return &Renderer{
 		workers: opts.Workers, background: opts.Background, jobs: make(chan job, opts.Queue),
+		timeout: opts.Timeout, timedOut: timedOut(opts.Timeout),
 		draw: func(content string) ([]byte, error) { return drawPNG(enc, content) },
 	}
+}
+
+// timedOut is what a drawing answers when it did not end within d.
+func timedOut(d time.Duration) error {
+	return fmt.Errorf("%w: the QR code was not drawn within %v", ports.ErrTimedOut, d)
 }
 
 // Workers is how many images the renderer draws at once.
 func (r *Renderer) Workers() int { return r.workers }
 
 // RenderPNG draws content as a QR code in a PNG image. It waits for a worker, and gives up with
-// ctx.Err() if the context ends first; when the queue of waiting calls is full it answers
-// ports.ErrOverloaded at once. Content must be ASCII and fit a QR code (at most 2331 bytes at
-// this error correction level); other content gives ErrContent.
+// ctx.Err() if the context ends first, or with ports.ErrTimedOut past Options.Timeout; when the
+// queue of waiting calls is full it answers ports.ErrOverloaded at once. Content must be ASCII
+// and fit a QR code (at most 2331 bytes at this error correction level); other content gives
+// ErrContent.
 func (r *Renderer) RenderPNG(ctx context.Context, content string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := checkContent(content); err != nil {
 		return nil, err
+	}
+	if r.timeout > 0 {
+		// The job carries the bounded context, so that a worker skips it once it expired.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, r.timedOut)
+		defer cancel()
 	}
 	j := job{ctx: ctx, content: content, done: make(chan result, 1)}
 	select {
@@ -131,7 +152,9 @@ func (r *Renderer) RenderPNG(ctx context.Context, content string) ([]byte, error
 	case res := <-j.done:
 		return res.png, res.err
 	case <-ctx.Done():
-		return nil, ctx.Err() // the worker skips the job
+		// The caller's own end (context.Canceled, DeadlineExceeded) or the timeout's cause;
+		// the worker skips the job.
+		return nil, context.Cause(ctx)
 	}
 }
 

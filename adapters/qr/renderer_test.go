@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"image"
 	"image/png"
 	"runtime"
 	"strings"
@@ -13,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/makiuchi-d/gozxing"
-	zxqr "github.com/makiuchi-d/gozxing/qrcode"
-
 	"github.com/pixgate/pixgate/adapters/qr"
+	"github.com/pixgate/pixgate/adapters/qr/qrtest"
 	"github.com/pixgate/pixgate/ports"
 )
 
@@ -27,25 +24,6 @@ const (
 	short   = "00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D"
 	longest = "00020101021226990014br.gov.bcb.pix0177maria.aparecida.dos.santos.oliveira.pereiras.financeiro@exemplodominio.com.br5204541153039865409100000.005802BR5925Mercearia e Padaria Boa V6015Sao Jose dos Ca622605227RKE2sawAICsEsyZKHWW6r63045676"
 )
-
-// decodePNG reads the QR code in a PNG the way a scanning app would: find the symbol in the
-// image, then decode it (no "pure barcode" shortcut).
-func decodePNG(tb testing.TB, pngBytes []byte) (string, image.Image) {
-	tb.Helper()
-	img, err := png.Decode(bytes.NewReader(pngBytes))
-	if err != nil {
-		tb.Fatalf("png.Decode: %v", err)
-	}
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		tb.Fatalf("NewBinaryBitmapFromImage: %v", err)
-	}
-	res, err := zxqr.NewQRCodeReader().DecodeWithoutHints(bmp)
-	if err != nil {
-		tb.Fatalf("QR decode: %v", err)
-	}
-	return res.GetText(), img
-}
 
 func TestRenderPNGDecodesToExactlyItsContent(t *testing.T) {
 	cases := []struct {
@@ -63,8 +41,11 @@ func TestRenderPNGDecodesToExactlyItsContent(t *testing.T) {
 			if err != nil {
 				t.Fatalf("RenderPNG: %v", err)
 			}
-			got, img := decodePNG(t, pngBytes)
-			if got != tc.content {
+			img, err := png.Decode(bytes.NewReader(pngBytes))
+			if err != nil {
+				t.Fatalf("not a PNG: %v", err)
+			}
+			if got := qrtest.Decode(t, pngBytes); got != tc.content {
 				t.Fatalf("decoded\n %q\nwant\n %q", got, tc.content)
 			}
 			if len(pngBytes) > tc.maxBytes {
@@ -286,6 +267,60 @@ func TestRenderPNGAnswersOverloadedWhenItsQueueIsFull(t *testing.T) {
 		g.release <- struct{}{}
 		if err := <-done; err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+func TestRenderPNGAnswersTimedOutPastItsTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	g := newGate()
+	r := qr.NewRendererWithDraw(qr.Options{Workers: 1, Timeout: timeout}, g.draw)
+
+	t.Run("a drawing that does not end in time answers ErrTimedOut", func(t *testing.T) {
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.RenderPNG(context.Background(), "x")
+			done <- err
+		}()
+		<-g.entered // drawing, and held there
+		select {
+		case err := <-done:
+			if !errors.Is(err, ports.ErrTimedOut) {
+				t.Fatalf("RenderPNG: %v, want ports.ErrTimedOut", err)
+			}
+			if elapsed := time.Since(start); elapsed < timeout {
+				t.Fatalf("answered after %v, before its timeout of %v", elapsed, timeout)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("RenderPNG still waits 10 s after its timeout")
+		}
+	})
+	t.Run("a call that waited for the worker past its timeout answers ErrTimedOut and is never drawn", func(t *testing.T) {
+		// The worker still holds the first drawing.
+		if _, err := r.RenderPNG(context.Background(), "x"); !errors.Is(err, ports.ErrTimedOut) {
+			t.Fatalf("RenderPNG: %v, want ports.ErrTimedOut", err)
+		}
+		g.release <- struct{}{} // the first drawing ends; the worker skips the expired one
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.RenderPNG(context.Background(), "x")
+			done <- err
+		}()
+		<-g.entered
+		g.release <- struct{}{}
+		if err := <-done; err != nil {
+			t.Fatalf("a call once the worker was free: %v", err)
+		}
+		if got := g.calls.Load(); got != 2 {
+			t.Fatalf("%d drawings, want 2: the expired call must not be drawn", got)
+		}
+	})
+	t.Run("the caller's own end answers as before", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := r.RenderPNG(ctx, "x"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("RenderPNG: %v, want context.Canceled", err)
 		}
 	})
 }

@@ -169,7 +169,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	// drawn here, on threads of the lowest priority (serve's caller gives the Go scheduler a
 	// processor per drawing on top of the machine's).
 	if a.renderer == nil { // an option may hand in another (serve, tests)
-		a.renderer = qr.New(qr.Options{Workers: cfg.QRConcurrency, Queue: cfg.QRQueue, Background: true})
+		a.renderer = qr.New(qr.Options{Workers: cfg.QRConcurrency, Queue: cfg.QRQueue, Background: true, Timeout: cfg.QRTimeout})
 	}
 
 	// Metrics wrap the ports, so every use case built below is measured.

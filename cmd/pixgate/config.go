@@ -50,6 +50,7 @@ type Config struct {
 	QRConcurrency   int
 	QRQueue         int // creations that may wait for a drawing; 0: the renderer's default
 	QRProcess       bool
+	QRTimeout       time.Duration // a drawing's deadline, its wait included
 	FeeFixedCents   int64
 	FeeBasisPoints  int64
 	WithdrawalFee   int64
@@ -201,6 +202,14 @@ func settings() []setting {
 			n, err := intIn(v, 0, 1_000_000)
 			c.QRQueue = int(n)
 			return err
+		}},
+		{"PIXGATE_QR_TIMEOUT", "10s", "Longest a creation waits for its QR image (its wait for a drawing included); past it POST /transaction answers 503 unavailable with Retry-After and stores nothing, and a drawing process that answered nothing in that time is killed and started again. From 1s to 25s (the server's write timeout is 30 s).", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < time.Second || d > 25*time.Second {
+				return fmt.Errorf("must be a duration from 1s to 25s, such as 10s")
+			}
+			c.QRTimeout = d
+			return nil
 		}},
 		{"PIXGATE_FEE_FIXED_CENTS", "0", "Fixed fee on each paid transaction, in cents.", int64Setting(0, 100_000, func(c *Config) *int64 { return &c.FeeFixedCents })},
 		{"PIXGATE_FEE_BASIS_POINTS", "99", "Fee on each paid transaction in basis points (99 = 0.99%).", int64Setting(0, 10_000, func(c *Config) *int64 { return &c.FeeBasisPoints })},

@@ -40,6 +40,7 @@ func TestConfigBadValueStopsWithOneLineNamingTheVariable(t *testing.T) {
 		"PIXGATE_PUBLIC_URL":             "http://pay.shop.example",
 		"PIXGATE_PAY_STREAMS_PER_CHARGE": "0",
 		"PIXGATE_PAY_RATE_LIMIT_RPS":     "lots",
+		"PIXGATE_QR_TIMEOUT":             "100ms",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {

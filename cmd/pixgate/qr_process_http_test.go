@@ -120,6 +120,75 @@ func TestServeDrawsInAChildProcessThatSurvivesItsCrashesAndEndsWithServe(t *test
 	}
 }
 
+func TestServeAnswers503AndReplacesADrawingProcessThatStopsAnswering(t *testing.T) {
+	// The deadline of the drawings (PIXGATE_QR_TIMEOUT), and the margin the answer may take
+	// beyond it on a busy machine: far from the minute a creation used to wait.
+	const timeout, margin = 2 * time.Second, 6 * time.Second
+	s := lgServe(t, map[string]string{"PIXGATE_SEED_CLIENTS": "QR Merchant:qr-merchant:" + lgSeedSecret,
+		"PIXGATE_QR_CONCURRENCY": "1", "PIXGATE_QR_TIMEOUT": timeout.String()})
+	tok := s.token("qr-merchant", lgSeedSecret)
+	pid := oneQRWorker(t)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) // should the watchdog fail
+	body := minimalTransaction()
+	body["idempotencyKey"] = "stopped-drawing-0001"
+
+	start := time.Now()
+	r := s.call("transaction.create", "POST", "/transaction", tok, body)
+	elapsed := time.Since(start)
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+		t.Fatalf("a creation while the drawing process is stopped: %d (Retry-After %q) %s", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	if code := fmt.Sprint(r.json(t)["code"]); code != "unavailable" {
+		t.Fatalf("503 with code %q, want unavailable", code)
+	}
+	if elapsed < timeout || elapsed > timeout+margin {
+		t.Fatalf("the 503 came after %v, want the deadline of %v and at most %v more", elapsed, timeout, margin)
+	}
+
+	t.Run("nothing was stored", func(t *testing.T) {
+		list := s.want("list", s.call("transaction.list", "GET", "/transaction", tok, nil), http.StatusOK)
+		if list["total"] != float64(0) {
+			t.Fatalf("the list after a creation that got no QR code: %v", list)
+		}
+	})
+	t.Run("the stopped process is killed and replaced", func(t *testing.T) {
+		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the stopped drawing process %d is still there", pid)
+			}
+		}
+		if again := oneQRWorker(t); again == pid {
+			t.Fatalf("the drawing process %d was not replaced", pid)
+		}
+		// The log reaches stderr in batches.
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s.stderr.String(), "answered nothing within a drawing's deadline"); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the log says nothing of the kill:\n%s", s.stderr)
+			}
+		}
+	})
+	t.Run("the retry with the same key creates the charge", func(t *testing.T) {
+		// The new process runs at the lowest priority: on a machine whose other work leaves
+		// it no CPU for a whole deadline, a retry answers 503 again, as it should.
+		for deadline := time.Now().Add(time.Minute); ; {
+			r := s.call("transaction.create", "POST", "/transaction", tok, body)
+			if r.status == http.StatusCreated {
+				if r.header.Get("Idempotent-Replayed") != "" || r.json(t)["status"] != "PIX_QRCODE_GENERATED" {
+					t.Fatalf("the retry: %s (replayed %q)", r.body, r.header.Get("Idempotent-Replayed"))
+				}
+				break
+			}
+			if r.status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+				t.Fatalf("the retry: %d %s", r.status, r.body)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
+
 func TestQRWorkerRefusesACommandLineServeWouldNotWrite(t *testing.T) {
 	for _, args := range [][]string{nil, {"0"}, {"many"}, {"1", "2"}} {
 		if err := qrWorker(args); err == nil || !strings.Contains(err.Error(), "qr-worker") {

@@ -120,7 +120,7 @@ func startQRProcess(ctx context.Context, cfg Config, log *slog.Logger) (*qr.Proc
 		return nil, fmt.Errorf("PIXGATE_QR_PROCESS: finding this program to start the QR drawing process: %w (PIXGATE_QR_PROCESS=false draws in this process)", err)
 	}
 	r, err := qr.NewProcessRenderer(qr.ProcessOptions{Command: []string{self, "qr-worker"}, Workers: cfg.QRConcurrency, Queue: cfg.QRQueue,
-		Stderr: &lineLog{log: log, msg: "the QR drawing process"}})
+		Timeout: cfg.QRTimeout, Log: log, Stderr: &lineLog{log: log, msg: "the QR drawing process"}})
 	if err != nil {
 		return nil, err
 	}

@@ -10,11 +10,10 @@ import (
 	"testing"
 
 	bbqr "github.com/boombuler/barcode/qr"
-	"github.com/makiuchi-d/gozxing"
-	zxqr "github.com/makiuchi-d/gozxing/qrcode"
 	rscqr "rsc.io/qr"
 
 	"github.com/pixgate/pixgate/adapters/qr"
+	"github.com/pixgate/pixgate/adapters/qr/qrtest"
 )
 
 // The alternatives are drawn the way the Renderer draws: error correction M, ModulePixels per
@@ -139,7 +138,7 @@ func benchDraw(b *testing.B, content string, draw func(string) ([]byte, error)) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if got := decodePNG(b, out); got != content {
+	if got := qrtest.Decode(b, out); got != content {
 		b.Fatalf("the image decodes to %q, want %q", got, content)
 	}
 	b.ReportAllocs()
@@ -149,24 +148,6 @@ func benchDraw(b *testing.B, content string, draw func(string) ([]byte, error)) 
 		}
 	}
 	b.ReportMetric(float64(len(out)), "png-bytes/op")
-}
-
-// decodePNG reads the QR code in a PNG the way a scanning app would.
-func decodePNG(tb testing.TB, pngBytes []byte) string {
-	tb.Helper()
-	img, err := png.Decode(bytes.NewReader(pngBytes))
-	if err != nil {
-		tb.Fatalf("not a PNG: %v", err)
-	}
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := zxqr.NewQRCodeReader().Decode(bmp, nil)
-	if err != nil {
-		tb.Fatalf("no QR code could be read: %v", err)
-	}
-	return res.GetText()
 }
 
 // TestEveryAlternativeDrawsAReadableCode draws each payload once with each library, outside
@@ -185,7 +166,7 @@ func TestEveryAlternativeDrawsAReadableCode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, %s: %v", name, p.name, err)
 			}
-			if got := decodePNG(t, out); got != p.content {
+			if got := qrtest.Decode(t, out); got != p.content {
 				t.Fatalf("%s, %s: the image decodes to %q", name, p.name, got)
 			}
 		}
