@@ -39,6 +39,10 @@ const (
 	DisagreeUnknownResource DisagreementKind = "unknown_resource"
 	// DisagreeLatePayment: the suspense account's entries and the late payments disagree.
 	DisagreeLatePayment DisagreementKind = "late_payment"
+	// DisagreeOverdrawn: a merchant's available balance below zero where nothing allows it,
+	// right after a debit the merchant asked for or beyond what MED disputes hold (see
+	// checkOrder): movements recorded out of their changes' order.
+	DisagreeOverdrawn DisagreementKind = "overdrawn"
 )
 
 // Disagreement is one thing the ledger audit found wrong, said in a sentence.
@@ -86,6 +90,9 @@ func (r LedgerReport) OK() bool { return len(r.Disagreements) == 0 }
 //     suspense), sum to zero;
 //   - each ledger is numbered 1, 2, 3... and, for a merchant, each balanceAfter is the one
 //     before plus the entry's change, the last one being the balance the ledger answers;
+//   - a merchant's entries are in an order the gateway allows, not only in sums that add up:
+//     no debit the merchant asked for leaves available below zero, and available goes below
+//     zero only by what MED disputes hold (checkOrder);
 //   - every transaction and withdrawal has exactly the entries its history implies
 //     (domain.ImpliedTransactionPostings, domain.ImpliedWithdrawalPostings), each once. The only
 //     entries allowed without a status change behind them are a checked debit together with
@@ -280,10 +287,16 @@ func (uc *VerifyLedger) verifyMerchant(ctx context.Context, accountID string, re
 
 	groups := groupByResource(entries)
 	checked := map[resourceKey]bool{}
+	journals := map[string]string{} // posting id → the id of the journal it joins, when another's
 	var suspects []resourceKey
 	compare := func(k resourceKey, implied []domain.Posting) {
 		checked[k] = true
 		rep.Resources++
+		for _, p := range implied {
+			if p.Journal != "" {
+				journals[p.ID] = p.Journal
+			}
+		}
 		if len(compareEntries(accountID, k, implied, groups[k])) > 0 {
 			suspects = append(suspects, k)
 		}
@@ -316,6 +329,7 @@ func (uc *VerifyLedger) verifyMerchant(ctx context.Context, accountID string, re
 			break
 		}
 	}
+	rep.add(checkOrder(accountID, entries, journals)...)
 	// Entries of resources the lists did not show: opening balances, resources created while
 	// the lists were read, and resources that do not exist.
 	for _, k := range sortedKeys(groups) {
@@ -339,6 +353,86 @@ func (uc *VerifyLedger) verifyMerchant(ctx context.Context, accountID string, re
 		rep.add(ds...)
 	}
 	return nil
+}
+
+// checkOrder checks the order of a merchant's entries, where the sums cannot see it. The
+// balance check of a debit the merchant asks for (a withdrawal, a refund's hold: a checked
+// entry) never lets available below zero, and the only movement taken whatever the balance is
+// a MED dispute's hold (domain.Transaction.OpenDispute). So
+//
+//   - right after a checked entry available is not negative, and not either when every
+//     change's entries are counted together, at the first of them (a payment and its fee are
+//     one change: a withdrawal recorded between them took money whose fee was still to come);
+//   - at every entry available is not below minus what disputes hold by then: the holds not
+//     released. A dispute the merchant lost has its money debited from blocked: available
+//     stays down by its hold for good, still explained by it; a dispute rejected gives its
+//     hold back.
+//
+// Anything else is a movement recorded apart from its change, which let the merchant spend
+// money it did not have. Each stretch below zero is reported once, at the entry that entered
+// it. A change's entries are known by their journal (domain.Posting.Journal), as stored or,
+// for a ledger written before journals, as journals maps it: what the resources' histories
+// imply.
+//
+// A ledger brought to an upgrade from the version before the ledger starts with the history
+// the upgrade replayed, resource after resource (its withdrawals and refund holds recorded
+// unchecked: history was not judged again), closed by the opening balance that reconciles it.
+// That order is a reconstruction, not the order things happened in, so the check starts after
+// it.
+func checkOrder(accountID string, entries []domain.Entry, journals map[string]string) []Disagreement {
+	journalOf := func(e domain.Entry) string {
+		if j, ok := journals[e.ID]; ok && e.Journal == "" {
+			return j
+		}
+		return e.JournalID()
+	}
+	change := map[string]domain.Cents{} // what each journal does to available, all entries together
+	from := 0
+	for i, e := range entries {
+		change[journalOf(e)] += e.Delta().Available
+		replayed := !e.Checked && (e.Type == domain.MoveWithdrawal || e.Type == domain.MoveRefundHold)
+		if e.Type == domain.MoveOpeningBalance || replayed {
+			from = i + 1
+		}
+	}
+	var out []Disagreement
+	var (
+		held  domain.Cents // what MED disputes hold, not released
+		whole domain.Cents // available with each journal counted at its first entry
+		below bool
+	)
+	counted := map[string]bool{}
+	for i, e := range entries {
+		switch e.Type {
+		case domain.MoveDisputeHold:
+			held += e.Amount
+		case domain.MoveDisputeRelease:
+			held -= e.Amount
+		}
+		if j := journalOf(e); !counted[j] {
+			counted[j] = true
+			whole += change[j]
+		}
+		if i < from {
+			continue
+		}
+		available := e.BalanceAfter.Available
+		bad := func(format string, args ...any) {
+			out = append(out, Disagreement{Kind: DisagreeOverdrawn, AccountID: accountID, EntryID: e.ID, ResourceID: e.ResourceID,
+				Detail: fmt.Sprintf("entry %d, a %s of %d cents, ", e.Seq, e.Type, e.Amount) + fmt.Sprintf(format, args...)})
+		}
+		switch lowest := min(available, whole); {
+		case e.Checked && available < 0:
+			bad("is a debit the merchant asked for and leaves available at %d; its balance check allows no less than 0", available)
+		case e.Checked && whole < 0:
+			bad("is a debit the merchant asked for, checked against money a change had not finished recording: "+
+				"with each change's entries counted together, it leaves available at %d", whole)
+		case lowest < -held && !below:
+			bad("leaves available at %d, and MED disputes hold %d cents then: no change lets a merchant spend money it does not have", lowest, held)
+		}
+		below = min(available, whole) < -held || (e.Checked && whole < 0)
+	}
+	return out
 }
 
 // settle compares once more a resource that disagreed, reading it and its entries until two

@@ -100,6 +100,12 @@ func (w *vfWorld) entry(t *testing.T, accountID string, kind domain.MovementType
 	return nil
 }
 
+// lastEntry returns a pointer to the newest entry of account's ledger.
+func (w *vfWorld) lastEntry(accountID string) *domain.Entry {
+	log := w.ledger.entries[accountID]
+	return &log[len(log)-1]
+}
+
 func kinds(rep application.LedgerReport) []application.DisagreementKind {
 	var out []application.DisagreementKind
 	for _, d := range rep.Disagreements {
@@ -270,4 +276,198 @@ func rebuilt(t *testing.T, log []domain.Entry, edit func(*domain.Posting)) []dom
 		out = append(out, es...)
 	}
 	return out
+}
+
+// vfCharge is a charge of vfAccount awaiting payment, created at at.
+func vfCharge(t *testing.T, id string, amount domain.Cents, at time.Time) *domain.Transaction {
+	t.Helper()
+	tx, err := domain.NewTransaction(id, "payment-token-"+id+"-000000000", vfAccount, "SANDBOX", domain.Order{Amount: amount, PaymentMethod: domain.PaymentPIX,
+		ExpirationSeconds: 3600, IsInfoProduct: true}, domain.Idempotency{}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.AttachPix(domain.PixResponse{URI: "000201", ExpiresAt: at.Add(time.Hour)}, at); err != nil {
+		t.Fatal(err)
+	}
+	tx.MarkStored(tx.Version() + 1)
+	return tx
+}
+
+// vfWithdrawal is a PENDING withdrawal of vfAccount.
+func vfWithdrawal(t *testing.T, id string, amount domain.Cents, at time.Time) *domain.Withdrawal {
+	t.Helper()
+	wd, err := domain.NewWithdrawal(id, vfAccount, "SANDBOX", domain.Payout{Amount: amount, PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}},
+		domain.Idempotency{}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}
+
+func TestVerifyLedgerChecksTheOrderOfEntries(t *testing.T) {
+	at := vfNow.Add(-time.Minute)
+	// vfWorld leaves 7401 available (10000 paid, 99 fee, 2500 refunded) and tx1 PAID.
+	t.Run("a fee recorded after a withdrawal that took its payment is caught", func(t *testing.T) {
+		w := newVfWorld(t)
+		tx := vfCharge(t, "tx2", 1000, at)
+		if err := tx.Pay(domain.Payment{AmountPaid: 1000, Fee: 10, PaidAt: at, EndToEnd: "E3"}, at); err != nil {
+			t.Fatal(err)
+		}
+		pay, fee := tx.Postings()[0], tx.Postings()[1]
+		wd := vfWithdrawal(t, "wd2", 7401+1000, at)
+		// As a store that posted a payment and its fee one by one did, a withdrawal in between.
+		w.ledger.record(t, pay)
+		w.ledger.record(t, wd.Postings()...)
+		w.ledger.record(t, fee)
+		tx.MarkStored(tx.Version() + 1)
+		w.txs.put(tx)
+		wd.MarkStored(wd.Version() + 1)
+		w.withdrawals.put(wd)
+		rep := w.verify(t, "")
+		for _, d := range rep.Disagreements {
+			t.Log(d)
+		}
+		if len(rep.Disagreements) != 1 || rep.Disagreements[0].Kind != application.DisagreeOverdrawn || rep.Disagreements[0].EntryID != wd.ID()+"/0/withdrawal" {
+			t.Fatalf("want one %s at the withdrawal; the audit found %v", application.DisagreeOverdrawn, rep.Disagreements)
+		}
+	})
+	t.Run("so is one while a dispute holds money, and in a ledger that stored the fee apart", func(t *testing.T) {
+		w := newVfWorld(t)
+		tx1, err := w.txs.Get(context.Background(), vfAccount, "tx1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx1.OpenDispute(at); err != nil { // available 7401 - 7500 = -99, 7500 held
+			t.Fatal(err)
+		}
+		w.ledger.record(t, tx1.Postings()...)
+		tx1.MarkStored(tx1.Version() + 1)
+		w.txs.put(tx1)
+		tx := vfCharge(t, "tx2", 10000, at)
+		if err := tx.Pay(domain.Payment{AmountPaid: 10000, Fee: 10, PaidAt: at, EndToEnd: "E3"}, at); err != nil {
+			t.Fatal(err)
+		}
+		pay, fee := tx.Postings()[0], tx.Postings()[1]
+		fee.Journal = "" // as a store before journals kept it: the audit knows it from the history
+		wd := vfWithdrawal(t, "wd2", 10000-99, at)
+		w.ledger.record(t, pay)
+		w.ledger.record(t, wd.Postings()...)
+		w.ledger.record(t, fee) // available -10: within what the dispute holds, yet taken by the withdrawal
+		tx.MarkStored(tx.Version() + 1)
+		w.txs.put(tx)
+		wd.MarkStored(wd.Version() + 1)
+		w.withdrawals.put(wd)
+		rep := w.verify(t, "")
+		if len(rep.Disagreements) != 1 || rep.Disagreements[0].Kind != application.DisagreeOverdrawn || rep.Disagreements[0].EntryID != wd.ID()+"/0/withdrawal" {
+			t.Fatalf("want one %s at the withdrawal; the audit found %v", application.DisagreeOverdrawn, rep.Disagreements)
+		}
+	})
+	t.Run("a debit the merchant asked for left below zero is caught", func(t *testing.T) {
+		w := newVfWorld(t)
+		wd := vfWithdrawal(t, "wd2", 7402, at)
+		p := wd.Postings()[0]
+		p.Checked = false // the fake checks what it records; the entry is marked checked below
+		w.ledger.record(t, p)
+		w.lastEntry(vfAccount).Checked = true
+		wd.MarkStored(wd.Version() + 1)
+		w.withdrawals.put(wd)
+		rep := w.verify(t, "")
+		if len(rep.Disagreements) != 1 || rep.Disagreements[0].Kind != application.DisagreeOverdrawn || rep.Disagreements[0].EntryID != p.ID {
+			t.Fatalf("want one %s at the withdrawal; the audit found %v", application.DisagreeOverdrawn, rep.Disagreements)
+		}
+	})
+	t.Run("available taken below zero by a MED dispute, held or lost, passes", func(t *testing.T) {
+		w := newVfWorld(t)
+		tx, err := w.txs.Get(context.Background(), vfAccount, "tx1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, move := range []func(time.Time) error{tx.OpenDispute, tx.AcceptDispute, func(at time.Time) error { return tx.CompleteInfraction("D9", at) }} {
+			if err := move(at.Add(time.Duration(i) * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			w.ledger.record(t, tx.Postings()...)
+			tx.MarkStored(tx.Version() + 1)
+			w.txs.put(tx)
+			if rep := w.verify(t, ""); !rep.OK() {
+				t.Fatalf("after step %d: the audit refuses it: %v", i, rep.Disagreements)
+			}
+		}
+		if b, _ := w.ledger.Balance(context.Background(), vfAccount); b.Available != 7401-7500 {
+			t.Fatalf("available %d, want %d: the dispute's hold leaves it below zero", b.Available, 7401-7500)
+		}
+	})
+	t.Run("a fee recorded before its payment, taking available below zero, is caught", func(t *testing.T) {
+		w := newVfWorld(t)
+		all := vfWithdrawal(t, "wd2", 7401, at)
+		w.ledger.record(t, all.Postings()...)
+		all.MarkStored(all.Version() + 1)
+		w.withdrawals.put(all)
+		tx := vfCharge(t, "tx2", 1000, at)
+		if err := tx.Pay(domain.Payment{AmountPaid: 1000, Fee: 10, PaidAt: at, EndToEnd: "E3"}, at); err != nil {
+			t.Fatal(err)
+		}
+		pay, fee := tx.Postings()[0], tx.Postings()[1]
+		fee.Journal = ""
+		w.ledger.record(t, fee)
+		w.ledger.record(t, pay)
+		tx.MarkStored(tx.Version() + 1)
+		w.txs.put(tx)
+		rep := w.verify(t, "")
+		if len(rep.Disagreements) != 1 || rep.Disagreements[0].Kind != application.DisagreeOverdrawn || rep.Disagreements[0].EntryID != fee.ID {
+			t.Fatalf("want one %s at the fee; the audit found %v", application.DisagreeOverdrawn, rep.Disagreements)
+		}
+	})
+	t.Run("a debit the merchant asked for after a dispute's hold took available below zero is caught", func(t *testing.T) {
+		w := newVfWorld(t)
+		tx, err := w.txs.Get(context.Background(), vfAccount, "tx1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.OpenDispute(at); err != nil {
+			t.Fatal(err)
+		}
+		w.ledger.record(t, tx.Postings()...)
+		tx.MarkStored(tx.Version() + 1)
+		w.txs.put(tx)
+		// A withdrawal after the hold, which the balance check should have refused.
+		wd := vfWithdrawal(t, "wd2", 100, at)
+		p := wd.Postings()[0]
+		p.Checked = false
+		w.ledger.record(t, p)
+		w.lastEntry(vfAccount).Checked = true
+		wd.MarkStored(wd.Version() + 1)
+		w.withdrawals.put(wd)
+		if rep := w.verify(t, ""); !slices.Contains(kinds(rep), application.DisagreeOverdrawn) {
+			t.Fatalf("a withdrawal below a dispute's hold passed: %v", rep.Disagreements)
+		}
+	})
+	t.Run("the history an upgrade replayed, closed by its opening balance, passes", func(t *testing.T) {
+		w := newVfWorld(t)
+		w.ledger.entries[vfAccount] = nil
+		// The version before the ledger refunded a charge's whole payment while its fee had
+		// been taken: replayed unchecked, the refund's hold takes available below zero, and
+		// the opening balance brings it to what that version showed.
+		tx, err := w.txs.Get(context.Background(), vfAccount, "tx1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var have domain.LedgerBalance
+		for _, p := range domain.ImpliedTransactionPostings(tx.Record()) {
+			p.Checked = false
+			w.ledger.record(t, p)
+			have = w.ledger.entries[vfAccount][len(w.ledger.entries[vfAccount])-1].BalanceAfter
+		}
+		wds, _ := w.withdrawals.ListByAccount(context.Background(), vfAccount, ports.Page{Number: 1, Size: 10})
+		for _, wd := range wds {
+			for _, p := range domain.ImpliedWithdrawalPostings(wd.Record()) {
+				p.Checked = false
+				w.ledger.record(t, p)
+			}
+		}
+		w.ledger.record(t, domain.OpeningBalancePostings(vfAccount, have, domain.LedgerBalance{Available: have.Available + 1})...)
+		if rep := w.verify(t, ""); !rep.OK() {
+			t.Fatalf("the audit refuses an upgraded ledger: %v", rep.Disagreements)
+		}
+	})
 }

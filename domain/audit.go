@@ -52,6 +52,7 @@ func ImpliedTransactionPostings(r TransactionRecord) []Posting {
 			post(i, MovePayment, LedgerClearing, LedgerAvailable, paid, false)
 			if fee > 0 {
 				post(i, MoveFee, LedgerAvailable, LedgerFees, fee, false)
+				out[len(out)-1].Journal = out[len(out)-2].ID // the payment and its fee are one journal
 			}
 		case to == TxProcessingRefund:
 			if rf, ok := refundAt(i); ok {
@@ -98,9 +99,11 @@ func ImpliedWithdrawalPostings(r WithdrawalRecord) []Posting {
 }
 
 // SamePosting tells whether a stored entry records exactly the posting p (its checked mark
-// aside, which only governs how it was stored); when not, the answer says how they differ.
+// and its journal aside, which only govern how it was stored: a ledger written before journals
+// holds a payment and its fee as two); when not, the answer says how they differ.
 func SamePosting(e Posting, p Posting) (bool, string) {
 	e.Checked, p.Checked, e.At, p.At = false, false, time.Time{}, time.Time{}
+	e.Journal, p.Journal = "", ""
 	if e == p {
 		return true, ""
 	}

@@ -78,6 +78,11 @@ func ParseMovementType(s string) (MovementType, error) {
 // ID is derived from the resource and the transition (never random), so that posting the
 // same movement twice — a retry, a recovery after a crash, two instances racing — stores it
 // once.
+//
+// The postings one transition raises together form one journal entry (a payment and its fee):
+// a ledger records them in one step, in order, so that no reader and no balance check ever
+// sees some of them without the others. The first posting of a journal names it; the others
+// carry its ID in Journal (see JournalID, Journals).
 type Posting struct {
 	ID         string
 	Type       MovementType
@@ -92,6 +97,31 @@ type Posting struct {
 	Checked bool
 	// At is when the movement happened (the transition's time); zero lets the ledger date it.
 	At time.Time
+	// Journal is the ID of the first posting of the journal entry p belongs to, when p is not
+	// that first posting itself; empty otherwise.
+	Journal string
+}
+
+// JournalID names the journal entry p belongs to: the ID of its first posting.
+func (p Posting) JournalID() string {
+	if p.Journal == "" {
+		return p.ID
+	}
+	return p.Journal
+}
+
+// Journals cuts postings into their journal entries, in order: a run of postings with one
+// JournalID is one journal. (A transition raises the postings of a journal one after the
+// other, so a journal is never split by another's.)
+func Journals(postings []Posting) [][]Posting {
+	var out [][]Posting
+	for i, p := range postings {
+		if i == 0 || p.JournalID() != postings[i-1].JournalID() {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], p)
+	}
+	return out
 }
 
 // Delta is the signed change p makes to its merchant's available and blocked accounts.
@@ -174,6 +204,39 @@ func NextEntry(prev *Entry, p Posting, now time.Time) (Entry, error) {
 	return e, nil
 }
 
+// NextJournal numbers, dates and applies the postings of one journal entry after prev (nil
+// for the first entry of a ledger), each after the one before it, as NextEntry does one
+// posting: all of them, or none when one is refused (a checked posting the balance before it
+// does not cover, with every earlier posting of the journal applied). The journal is dated
+// once, by its first posting, so that its lines keep together in date order too. A journal
+// records one movement of one resource in one ledger: postings of several ledgers or
+// resources are ErrInvalidPosting, and so is an empty journal. The lines name their journal as
+// the postings of a transition do: the first none, the others the first's ID.
+func NextJournal(prev *Entry, postings []Posting, now time.Time) ([]Entry, error) {
+	if len(postings) == 0 {
+		return nil, fmt.Errorf("%w: a journal without postings", ErrInvalidPosting)
+	}
+	first := postings[0]
+	out := make([]Entry, 0, len(postings))
+	for _, p := range postings {
+		if p.AccountID != first.AccountID || p.Resource != first.Resource || p.ResourceID != first.ResourceID {
+			return nil, fmt.Errorf("%w: posting %s of %s %s in ledger %q joins a journal of %s %s in ledger %q",
+				ErrInvalidPosting, p.ID, p.Resource, p.ResourceID, p.AccountID, first.Resource, first.ResourceID, first.AccountID)
+		}
+		e, err := NextEntry(prev, p, now)
+		if err != nil {
+			return nil, err
+		}
+		e.Journal = ""
+		if len(out) > 0 {
+			e.CreatedAt, e.Journal = out[0].CreatedAt, first.ID
+		}
+		out = append(out, e)
+		prev = &out[len(out)-1]
+	}
+	return out, nil
+}
+
 // postingID names the posting of type kind raised by the transition that wrote history entry
 // step of a resource.
 func postingID(resourceID string, step int, kind MovementType) string {
@@ -209,6 +272,9 @@ func OpeningBalancePostings(accountID string, have, want LedgerBalance) []Postin
 			Debit: LedgerClearing, Credit: side.acct, Amount: side.diff}
 		if side.diff < 0 {
 			p.Debit, p.Credit, p.Amount = side.acct, LedgerClearing, -side.diff
+		}
+		if len(out) > 0 {
+			p.Journal = out[0].ID // both sides are one upgrade
 		}
 		out = append(out, p)
 	}

@@ -176,10 +176,14 @@ func (t *Transaction) postRefund(refundID string, kind MovementType, debit, cred
 // a pair, and nothing else, without a status change behind it.
 func VoidPostingID(postingID string) string { return postingID + "/void" }
 
-// Void is the posting that gives p back: the same amount the other way, unchecked.
+// Void is the posting that gives p back: the same amount the other way, unchecked. The voids
+// of one journal's postings are one journal too, named after the void of its first posting.
 func (p Posting) Void() Posting {
 	v := p
 	v.ID, v.Debit, v.Credit, v.Checked = VoidPostingID(p.ID), p.Credit, p.Debit, false
+	if p.Journal != "" {
+		v.Journal = VoidPostingID(p.Journal)
+	}
 	switch p.Type {
 	case MoveRefundHold:
 		v.Type = MoveRefundRelease

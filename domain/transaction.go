@@ -365,21 +365,26 @@ func (t *Transaction) Pay(p Payment, now time.Time) error {
 		t.endToEnd, t.payer, t.receiver = p.EndToEnd, clonePtr(p.Payer), clonePtr(p.Receiver)
 	})
 	if err == nil {
-		t.post(MovePayment, LedgerClearing, LedgerAvailable, p.AmountPaid, false)
+		// The fee joins the payment's journal: the ledger records both in one step, so that no
+		// debit ever sees the money paid without the fee charged on it.
+		paid := t.post("", MovePayment, LedgerClearing, LedgerAvailable, p.AmountPaid, false)
 		if p.Fee > 0 {
-			t.post(MoveFee, LedgerAvailable, LedgerFees, p.Fee, false)
+			t.post(paid, MoveFee, LedgerAvailable, LedgerFees, p.Fee, false)
 		}
 	}
 	return err
 }
 
-// post raises the ledger movement of the transition that just wrote the last history entry.
-func (t *Transaction) post(kind MovementType, debit, credit LedgerAccount, amount Cents, checked bool) {
+// post raises the ledger movement of the transition that just wrote the last history entry,
+// in the journal entry journal ("" starts one), and returns its id.
+func (t *Transaction) post(journal string, kind MovementType, debit, credit LedgerAccount, amount Cents, checked bool) string {
+	id := postingID(t.id, len(t.history)-1, kind)
 	t.postings = append(t.postings, Posting{
-		ID: postingID(t.id, len(t.history)-1, kind), Type: kind, AccountID: t.accountID,
+		ID: id, Type: kind, AccountID: t.accountID,
 		Resource: ResourceTransaction, ResourceID: t.id, Debit: debit, Credit: credit,
-		Amount: amount, Checked: checked, At: t.UpdatedAt(),
+		Amount: amount, Checked: checked, At: t.UpdatedAt(), Journal: journal,
 	})
+	return id
 }
 
 // Expire fails an unpaid transaction whose QR code expired: PIX_QRCODE_GENERATED → FAILED.
@@ -405,7 +410,7 @@ func (t *Transaction) OpenDispute(now time.Time) error {
 		t.infractionDate = &at
 	})
 	if err == nil {
-		t.post(MoveDisputeHold, LedgerAvailable, LedgerBlocked, t.Disputed(), false)
+		t.post("", MoveDisputeHold, LedgerAvailable, LedgerBlocked, t.Disputed(), false)
 	}
 	return err
 }
@@ -422,7 +427,7 @@ func (t *Transaction) Disputed() Cents {
 func (t *Transaction) RejectDispute(now time.Time) error {
 	err := t.move(TxBlocked, TxPaid, now, func() {})
 	if err == nil {
-		t.post(MoveDisputeRelease, LedgerBlocked, LedgerAvailable, t.Disputed(), false)
+		t.post("", MoveDisputeRelease, LedgerBlocked, LedgerAvailable, t.Disputed(), false)
 	}
 	return err
 }
@@ -438,7 +443,7 @@ func (t *Transaction) AcceptDispute(now time.Time) error {
 func (t *Transaction) CompleteInfraction(endToEndRefund string, now time.Time) error {
 	err := t.move(TxProcessingInfraction, TxInfraction, now, func() { t.endToEndRefund = endToEndRefund })
 	if err == nil {
-		t.post(MoveDisputeDebit, LedgerBlocked, LedgerClearing, t.Disputed(), false)
+		t.post("", MoveDisputeDebit, LedgerBlocked, LedgerClearing, t.Disputed(), false)
 	}
 	return err
 }

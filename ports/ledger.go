@@ -39,6 +39,13 @@ type PaymentClaim struct {
 // interrupted). Entries are numbered per merchant ledger (and in the service's own ledger, the
 // empty account id), serialised with every other movement of that merchant, and carry the
 // balance after them. Safe for concurrent use; errors as TransactionRepository's.
+//
+// The ledger is a journal: the postings of one change (one journal entry, domain.Journals: a
+// payment and its fee) are recorded in one step, numbered one after the other, each with its
+// balance after it; no reader ever sees some of them without the others, and no balance check
+// runs between them. Every read answers lines — one domain.Entry per posting, numbered densely,
+// the lines after a journal's first naming it in Journal — whatever the store keeps per
+// journal.
 type Ledger interface {
 	// Balance returns the merchant's available and blocked balances, as its latest entry left
 	// them, and the sum of its charges awaiting payment. It costs the same with ten entries or
@@ -57,6 +64,9 @@ type Ledger interface {
 
 	// Post stores postings that belong to no status change (a late payment and its return;
 	// an opening balance), each at most once: a posting whose id is stored already is skipped.
+	// Each journal entry among them is recorded in one step, all of it or, when one of its
+	// postings is refused, none; the journals go in order, and a refusal stops the call with
+	// the journals before it recorded.
 	Post(ctx context.Context, postings ...domain.Posting) error
 
 	// ClaimPayment records c unless its end-to-end id was claimed before, and returns the

@@ -20,44 +20,50 @@ var _ ports.Ledger = (*Ledger)(nil)
 // answer a request.
 type Ledger struct{ store *Store }
 
-// apply numbers, checks and appends postings to their ledgers, all or nothing: when one of them
-// is refused (a checked posting the balance does not cover) nothing is appended and the error
-// is returned. The caller holds the store's write lock and stores the status change that raised
-// the postings in the same critical section.
+// apply records the postings of one status change, all or nothing: each journal entry among
+// them (domain.Journals: a payment and its fee) is numbered, checked and applied by
+// domain.NextJournal after everything before it, and nothing is appended until every one is
+// accepted; when one is refused (a checked posting the balance does not cover) the error is
+// returned and the ledgers are as they were. The caller holds the store's write lock, which
+// every reader takes too, and stores the status change that raised the postings in the same
+// critical section: no reader and no balance check ever sees some of a change's entries
+// without the others, or without the change.
 func (s *Store) apply(postings []domain.Posting, now time.Time) error {
 	switch len(postings) {
 	case 0:
 		return nil
 	case 1:
 		// The common case (a status change moves one amount) needs no scratch space.
-		l := s.accountOf(postings[0].AccountID, true)
-		e, err := domain.NextEntry(l.head(), postings[0], now)
+		p := postings[0]
+		p.Journal = "" // a journal of one line, as domain.NextJournal names it
+		l := s.accountOf(p.AccountID, true)
+		e, err := domain.NextEntry(l.head(), p, now)
 		if err != nil {
 			return err
 		}
 		l.entries.append(e)
 		return nil
 	}
-	// The postings of one change may touch one ledger several times: number each after the
-	// one before it, and append nothing until all are accepted.
 	next := make([]domain.Entry, 0, len(postings))
-	for i, p := range postings {
+	for _, j := range domain.Journals(postings) {
+		// The journals of one change may touch one ledger several times: each goes after the
+		// lines this change numbered before it.
 		var prev *domain.Entry
-		for j := i - 1; j >= 0 && prev == nil; j-- {
-			if next[j].AccountID == p.AccountID {
-				prev = &next[j]
+		for k := len(next) - 1; k >= 0 && prev == nil; k-- {
+			if next[k].AccountID == j[0].AccountID {
+				prev = &next[k]
 			}
 		}
 		if prev == nil {
-			if l := s.accountOf(p.AccountID, false); l != nil {
+			if l := s.accountOf(j[0].AccountID, false); l != nil {
 				prev = l.head()
 			}
 		}
-		e, err := domain.NextEntry(prev, p, now)
+		es, err := domain.NextJournal(prev, j, now)
 		if err != nil {
 			return err
 		}
-		next = append(next, e)
+		next = append(next, es...)
 	}
 	for _, e := range next {
 		l := s.accountOf(e.AccountID, true)
@@ -195,7 +201,10 @@ func (r *Ledger) Ledgers(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// Post implements ports.Ledger.
+// Post implements ports.Ledger: each journal entry among postings in one step under the
+// store's lock, skipping the postings stored already; a journal found partly stored has its
+// missing postings recorded each on its own, as a store written before journals would need.
+// It stops at the first journal refused, keeping those before it.
 func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -203,17 +212,28 @@ func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) error {
 	s := r.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fresh := make([]domain.Posting, 0, len(postings))
-	for _, p := range postings {
-		if _, ok := s.posted[p.ID]; !ok && !slices.ContainsFunc(fresh, func(q domain.Posting) bool { return q.ID == p.ID }) {
-			fresh = append(fresh, p)
+	for _, j := range domain.Journals(postings) {
+		fresh := make([]domain.Posting, 0, len(j))
+		for _, p := range j {
+			if _, ok := s.posted[p.ID]; !ok && !slices.ContainsFunc(fresh, func(q domain.Posting) bool { return q.ID == p.ID }) {
+				fresh = append(fresh, p)
+			}
 		}
-	}
-	if err := s.apply(fresh, time.Now()); err != nil {
-		return fmt.Errorf("memory post: %w", err)
-	}
-	for _, p := range fresh {
-		s.posted[p.ID] = struct{}{}
+		steps := [][]domain.Posting{fresh}
+		if len(fresh) < len(j) {
+			steps = steps[:0]
+			for _, p := range fresh {
+				steps = append(steps, []domain.Posting{p})
+			}
+		}
+		for _, step := range steps {
+			if err := s.apply(step, time.Now()); err != nil {
+				return fmt.Errorf("memory post: %w", err)
+			}
+			for _, p := range step {
+				s.posted[p.ID] = struct{}{}
+			}
+		}
 	}
 	return nil
 }

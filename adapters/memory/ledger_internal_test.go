@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkApplyPaymentPostings is the ledger's share of a payment in the memory store: its two
-// postings (payment and fee) numbered, checked and appended, as Transactions.Update does under
+// postings (payment and fee, one journal) numbered, checked and appended, as Transactions.Update does under
 // the store's lock. BenchmarkSandboxPayPosting/pay is the whole payment path it belongs to.
 func BenchmarkApplyPaymentPostings(b *testing.B) {
 	s := NewStore()
@@ -20,7 +20,7 @@ func BenchmarkApplyPaymentPostings(b *testing.B) {
 		postings[i] = []domain.Posting{
 			{ID: id + "/2/payment", Type: domain.MovePayment, AccountID: "acc-bench", ResourceID: id,
 				Debit: domain.LedgerClearing, Credit: domain.LedgerAvailable, Amount: 10_000, At: at},
-			{ID: id + "/2/fee", Type: domain.MoveFee, AccountID: "acc-bench", ResourceID: id,
+			{ID: id + "/2/fee", Journal: id + "/2/payment", Type: domain.MoveFee, AccountID: "acc-bench", ResourceID: id,
 				Debit: domain.LedgerAvailable, Credit: domain.LedgerFees, Amount: 109, At: at},
 		}
 	}

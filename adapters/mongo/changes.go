@@ -16,23 +16,25 @@ import (
 // A status change and its ledger entries live in two collections, and the adapter uses no
 // multi-document transaction. This file keeps them from being separated (see doc.go):
 //
-//   - Unchecked postings (a payment, a refund's completion, a dispute, a withdrawal coming
-//     back...) go into the resource document's ledgerPending array in the same write as the
-//     change, are posted once it is stored, and are then cleared. A crash in between leaves
-//     them in the document, where Recover finds them.
+//   - Unchecked postings (a payment and its fee, a refund's completion, a dispute, a
+//     withdrawal coming back...) go into the resource document's ledgerPending array in the
+//     same write as the change, are posted once it is stored, each journal in one step, and
+//     are then cleared. A crash in between leaves them in the document, where Recover finds
+//     them.
 //   - Checked postings (a withdrawal, a refund's hold) must pass the balance check before the
 //     change may be stored, so they are posted first, marked open. When the write then fails
 //     for good they are given back (their Void is posted); when it succeeds the mark is
-//     cleared. A crash in between leaves an open entry, which Recover settles by looking at the
-//     resource.
+//     cleared. A crash in between leaves an open journal, which Recover settles by looking at
+//     the resource.
 
-// splitPostings cuts a change's postings after its last checked one. Those up to it are
-// posted before the change is written, in order, so that a check also sees the movements the
-// same change made before it (a transaction created already paid and refunding: its payment,
-// then its hold); the rest wait in the document. A transition of the domain raises either one
-// checked posting or unchecked ones only, so in practice the checked ones go first and the
-// others wait. A posting the ledger would refuse for its shape (no amount) is refused here,
-// before anything is written. at dates the postings that have no date of their own.
+// splitPostings cuts a change's postings after the journal of its last checked one. Those up
+// to it are posted before the change is written, in order, so that a check also sees the
+// movements the same change made before it (a transaction created already paid and refunding:
+// its payment and fee, then its hold); the rest wait in the document. The cut never splits a
+// journal. A transition of the domain raises either one checked posting or unchecked ones
+// only, so in practice the checked ones go first and the others wait. A posting the ledger
+// would refuse for its shape (no amount) is refused here, before anything is written. at
+// dates the postings that have no date of their own.
 func splitPostings(ps []domain.Posting, at time.Time) ([]domain.Posting, []postingDoc, error) {
 	cut := 0
 	for i, p := range ps {
@@ -42,6 +44,9 @@ func splitPostings(ps []domain.Posting, at time.Time) ([]domain.Posting, []posti
 		if p.Checked {
 			cut = i + 1
 		}
+	}
+	for cut > 0 && cut < len(ps) && ps[cut].JournalID() == ps[cut-1].JournalID() {
+		cut++
 	}
 	var pending []postingDoc
 	for _, p := range ps[cut:] {
@@ -74,9 +79,9 @@ func (l *LedgerRepository) newChecked(at time.Time) *checkedPostings {
 
 // take makes the call hold exactly the postings ps, which the latest run of the change raised
 // to be posted first: it gives back those an earlier run of this call posted and this one no
-// longer raises (the aggregate changed in between), then posts the new ones, the checked ones
-// with their balance check (domain.ErrInsufficientBalance when the available balance does not
-// cover them).
+// longer raises (the aggregate changed in between), then posts the new ones, each journal in
+// one step, the checked ones with their balance check (domain.ErrInsufficientBalance when the
+// available balance does not cover them).
 //
 // A posting stored before this call began belongs to an earlier attempt that did not finish:
 // its resource write may still land, or Recover may give it back, and this call cannot tell
@@ -97,19 +102,24 @@ func (c *checkedPostings) take(ctx context.Context, ps []domain.Posting) error {
 	if err := c.l.giveBack(ctx, dropped); err != nil {
 		return err
 	}
+	var fresh []domain.Posting
 	for _, p := range ps {
-		if containsPosting(c.mine, p) {
-			continue
+		if !containsPosting(c.mine, p) {
+			fresh = append(fresh, p)
 		}
-		stored, err := c.l.post(ctx, p, true, c.at)
+	}
+	for _, j := range domain.Journals(fresh) {
+		stored, err := c.l.post(ctx, j, true, c.at)
 		if err != nil {
 			return err
 		}
-		if !stored {
+		if stored < len(j) {
+			// What this call stored of it, if anything, stays open: Recover gives it back once
+			// it sees that the resource does not show it.
 			return fmt.Errorf("mongo post %s: an earlier attempt of this change stored it and did not finish: %w",
-				p.ID, ports.ErrVersionConflict)
+				j[0].ID, ports.ErrVersionConflict)
 		}
-		c.mine = append(c.mine, p)
+		c.mine = append(c.mine, j...)
 	}
 	return nil
 }
@@ -144,14 +154,9 @@ func (c *checkedPostings) fail(ctx context.Context, cause error) error {
 	return cause
 }
 
-// confirm clears the open mark of the call's postings: their resource write is stored.
+// confirm clears the open mark of the call's journals: their resource write is stored.
 func (c *checkedPostings) confirm(ctx context.Context) error {
-	for _, p := range c.mine {
-		if err := c.l.close(ctx, p.ID); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.l.close(ctx, c.mine)
 }
 
 // finish does what follows a stored write: it clears the open marks of the postings the call
@@ -173,18 +178,18 @@ func (s *Store) finish(ctx context.Context, held *checkedPostings, coll *mdb.Col
 	}
 }
 
-// giveBack posts the Void of each posting (stored once whoever does it) and clears its open
-// mark.
+// giveBack posts the voids of each journal of ps as one journal (stored once whoever does it)
+// and clears its open mark.
 func (l *LedgerRepository) giveBack(ctx context.Context, ps []domain.Posting) error {
 	var failed []string
 	var last error
-	for _, p := range ps {
-		if _, err := l.post(ctx, p.Void(), false, l.s.cfg.Clock.Now()); err != nil {
-			failed, last = append(failed, p.ID), err
+	for _, j := range domain.Journals(ps) {
+		if _, err := l.post(ctx, voids(j), false, l.s.cfg.Clock.Now()); err != nil {
+			failed, last = append(failed, j[0].ID), err
 			continue
 		}
-		if err := l.close(ctx, p.ID); err != nil {
-			failed, last = append(failed, p.ID), err
+		if err := l.close(ctx, j); err != nil {
+			failed, last = append(failed, j[0].ID), err
 		}
 	}
 	if last != nil {
@@ -193,36 +198,54 @@ func (l *LedgerRepository) giveBack(ctx context.Context, ps []domain.Posting) er
 	return nil
 }
 
-// close clears the open mark of entry id.
-func (l *LedgerRepository) close(ctx context.Context, id string) error {
-	_, err := l.entries.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$unset", Value: bson.D{{Key: "open", Value: ""}}}})
-	return mapErr(ctx, "close entry "+id, err)
+// voids are the postings that give back the journal j, one journal too (domain.Posting.Void).
+func voids(j []domain.Posting) []domain.Posting {
+	out := make([]domain.Posting, len(j))
+	for i, p := range j {
+		out[i] = p.Void()
+	}
+	return out
+}
+
+// close clears the open mark of the journals holding ps: an update of each document that may
+// hold them, named by a posting's journal or by its own id (see post) — one for a journal of
+// one posting, which is what checked postings are — by _id alone, which FerretDB hands down
+// to its backend's index. An id naming no document matches nothing.
+func (l *LedgerRepository) close(ctx context.Context, ps []domain.Posting) error {
+	done := map[string]bool{}
+	for _, p := range ps {
+		for _, id := range []string{p.JournalID(), p.ID} {
+			if done[id] {
+				continue
+			}
+			done[id] = true
+			if _, err := l.entries.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$unset", Value: bson.D{{Key: "open", Value: ""}}}}); err != nil {
+				return mapErr(ctx, "close entry "+id, err)
+			}
+		}
+	}
+	return nil
 }
 
 // finishPending posts the pending postings of document id of coll, stored at version (with
-// outbox revision outboxRev), and then clears them from the document if it is still in that
-// state, under the claim of that state (claims.go). A write that got in between carried them
-// over (it only appends to the array) and its writer posts and clears them; clearing them
-// anyway would lose the ones it added. So does a writer holding the claim now: the clear is
-// left to it (or to Recover). Posting is idempotent, so a posting met twice (two writers, or a
-// writer and Recover) is stored once. The caller holds the document's lock. It reports how
-// many entries it stored.
+// outbox revision outboxRev), each journal in one step (the array may hold the postings of
+// several changes, carried over), and then clears them from the document if it is still in
+// that state, under the claim of that state (claims.go). A write that got in between carried
+// them over (it only appends to the array) and its writer posts and clears them; clearing
+// them anyway would lose the ones it added. So does a writer holding the claim now: the clear
+// is left to it (or to Recover). Posting is idempotent, so a journal met twice (two writers,
+// or a writer and Recover) is stored once. The caller holds the document's lock. It reports
+// how many entries it stored.
 func (l *LedgerRepository) finishPending(ctx context.Context, coll *mdb.Collection, id string, version, outboxRev int64, pending []postingDoc) (int, error) {
 	if len(pending) == 0 {
 		return 0, nil
 	}
 	n := 0
-	for _, d := range pending {
-		at := d.At
-		if at.IsZero() {
-			at = l.s.cfg.Clock.Now()
-		}
-		stored, err := l.post(ctx, d.toPosting(), false, at)
+	for _, j := range domain.Journals(pendingPostings(pending)) {
+		stored, err := l.post(ctx, j, false, l.s.cfg.Clock.Now())
+		n += stored
 		if err != nil {
 			return n, err
-		}
-		if stored {
-			n++
 		}
 	}
 	c, ok, err := l.s.claimWrite(ctx, stateKey(coll.Name(), id, version, outboxRev))

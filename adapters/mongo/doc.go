@@ -21,7 +21,7 @@
 //     step), version, idem (see below), search (lower-cased copies the list filters match),
 //     the outbox fields and the pending postings (see The ledger).
 //   - withdrawals: the same shape for withdrawals.
-//   - ledger: one document per entry (see The ledger).
+//   - ledger: one document per journal entry, the lines one change recorded (see The ledger).
 //   - payments: one document per claimed PIX payment: _id (its end-to-end id), transactionId,
 //     accountId, amount, late, createdAt. The unique _id makes the first claim win, for ever.
 //   - migrations: the markers of the ledger migration (see Upgrading).
@@ -123,7 +123,7 @@
 // write may still land. The cost is one insert and one delete per write of an existing
 // document (docs/PERFORMANCE.md measures it); creations, ledger entries and payments are
 // inserts already and claim nothing, and so do the writes that have no concurrent writer of
-// another kind: the open mark of a ledger entry (cleared, never set again), a payment's late
+// another kind: the open mark of a ledger journal (cleared, never set again), a payment's late
 // flag, and the payment-token migration at start (documents written before the payment
 // page, while instances of the new version start). Config.NoClaims skips the claims, which is correct for a
 // single instance (the in-process locks) or on MongoDB, whose conditional updates are atomic;
@@ -135,29 +135,56 @@
 //
 // # The ledger
 //
-// Every movement of money is an entry of a double-entry ledger, one document in the ledger
-// collection: _id (the posting's id, derived by the domain from the resource and the
-// transition, never random), accountId ("" for the service's own ledger: late payments), seq,
-// type, resource, resourceId, debit, credit, amount, checked, createdAt, and after
-// {available, blocked}, the merchant's balance once the entry applied. An account's balance is
-// its latest entry's after: one indexed read, whatever the length of its history (plus, for
+// Every movement of money is a line of a double-entry ledger, and the lines one change
+// records together (a journal entry, domain.Journals: a payment and its fee) are one document
+// in the ledger collection, written in one insert, so that no reader and no balance check
+// ever finds some of them without the others. A posting at a time would leave a gap: a
+// withdrawal landing between a payment and its fee would take the money the fee then
+// overdraws.
+//
+// A document's own fields are its first line: _id (the first posting's id, derived by the
+// domain from the resource and the transition, never random), accountId ("" for the service's
+// own ledger: late payments), seq (the line's number), type, resource, resourceId, debit,
+// credit, amount, checked, at, createdAt, and after {available, blocked}, the merchant's
+// balance once the line applied. legs holds the lines after it, each {id, type, debit, credit,
+// amount, checked, at, after}, numbered seq+1, seq+2..., of the same account and resource and
+// dated alike; last is the number of the last line. A document written before journals is a
+// journal of one line (no legs, no last): nothing to migrate. An account's balance is its
+// latest line's after: one indexed read, whatever the length of its history (plus, for
 // pending, a sum over its charges awaiting payment, through the (accountId, status) index of
 // transactions, which holds only live charges in that status).
 //
-// Entries are numbered per account, seq = 1, 2, 3..., under the unique index (accountId, seq).
-// Posting reads the ledger's head (its highest seq, N: one FindOne sorted backwards on that
-// index), lets domain.NextEntry number, date and apply the posting after it, and inserts the
-// entry as N+1. The index admits one entry per number, and numbers are dense (N+1 is written
-// only by someone who read N, and nothing is ever deleted), so an insert that succeeds was
-// computed from the entry right before it: its balance, and a checked posting's balance check
-// (a withdrawal, a refund's hold: available must cover it), saw every earlier movement of the
-// account. Two writers that read the same head both try N+1; the index admits one, and the
-// other reads again and retries (jittered backoff, Config.MaxRetries, then
-// ports.ErrVersionConflict). Hence two debits can never pass the check on the same money,
-// across any number of instances. A duplicate key on _id instead means the posting is stored
-// already: posting is idempotent, which is what makes retries, recovery and racing instances
-// store each movement once. (Which unique index refused an insert is asked of the data, by
-// looking the _id up: FerretDB does not name the index in its error.)
+// Lines are numbered per account, 1, 2, 3..., densely, and a journal's document carries the
+// number of its first line under the unique index (accountId, seq). Posting reads the ledger's
+// head (the journal with the highest seq, whose last line is N: one FindOne sorted backwards
+// on that index), lets domain.NextJournal number, date and apply every posting of the journal
+// after it, in order (lines N+1 to N+k, each with its balance after, a checked posting checked
+// against the lines before it), and inserts the journal with seq N+1. The index admits one
+// journal per first number, and first numbers stay dense: by induction, every journal's first
+// number is the last number of the journal before it plus one, since N+1 is computed only from
+// a head whose last line is N. A writer that read a head which is no longer the head computes
+// exactly the first number of the journal written after that head, which is taken, so the
+// index refuses it; and no journal can start inside another's lines, because every head read
+// ends at a journal's last line. So an insert that succeeds was computed from the journal
+// right before it: its balances, and a checked posting's balance check (a withdrawal, a
+// refund's hold: available must cover it), saw every earlier movement of the account. Two
+// writers that read the same head both try N+1; the index admits one, and the other reads
+// again and retries (jittered backoff, Config.MaxRetries, then ports.ErrVersionConflict).
+// Hence two debits can never pass the check on the same money, and no debit runs between the
+// lines of a journal, across any number of instances. Only the unique index decides, never a
+// conditional update, which FerretDB does not apply atomically.
+//
+// A duplicate key on _id instead means the journal is stored already: posting is idempotent,
+// which is what makes retries, recovery and racing instances store each movement once. (Which
+// unique index refused an insert is asked of the data, by looking the _ids up: FerretDB does
+// not name the index in its error.) A posting is stored either as the first line of the
+// document named by its own id or as a later line of the document named by its journal, so
+// one read by _id tells which postings of a journal are stored. A database written before
+// journals may hold part of one: a payment stored as a document of its own, its fee not yet
+// (the old version posted them one by one and crashed between). The postings still missing
+// are then posted, each as a journal of its own; so are they when a journal's check refuses
+// it and part of it is stored (postings stored already are not refused for the money they
+// took themselves).
 //
 // This is correct where conditional updates are not atomic between clients — FerretDB v1
 // reads the matching document, applies an update in its own memory and writes the document
@@ -167,11 +194,14 @@
 // from the document locks, always taken after them), so that its goroutines take turns rather
 // than race through the database.
 //
-// Statements walk the (accountId, createdAt, seq) index backwards: dates never go back within
-// a ledger (domain.NextEntry), so that order is the order of the numbers, and a date filter or
-// a page cursor (turned into a date bound by one point read of the entry before it) is a range
-// of the index, as fast deep in a long ledger as at its top. Type filters are checked on the
-// entries the walk meets.
+// Every read answers lines, one domain.Entry per posting, as before journals. Statements walk
+// the (accountId, createdAt, seq) index backwards over journals: dates never go back within a
+// ledger (domain.NextEntry) and a journal's lines share its date, so that order is the order
+// of the numbers, and a date filter or a page cursor (turned into a date bound by one indexed
+// read of the journal holding the line before it) is a range of the index, as fast deep in a
+// long ledger as at its top. A type filter matches a journal by any of its lines; the lines
+// are then cut to the cursor and the types. Scan reads journals by seq and hands out their
+// lines.
 //
 // # A status change and its entries
 //
@@ -180,29 +210,36 @@
 //
 //   - Unchecked postings (a payment and its fee, a refund's completion or failure, a dispute,
 //     a withdrawal coming back) are pushed into a ledgerPending array of the resource's
-//     document in the same version-checked updateOne as the status change, with ledgerDue (the
-//     time of the oldest pending posting, indexed) lowered with $min. Once the write is
-//     stored they are posted and then cleared ($unset of both fields, guarded by the version
-//     written: a change that got in between carried them over and its writer clears them). A
-//     crash in between leaves them in the document; the next change of the document, or
-//     Recover, posts them. Posting twice stores once, so losing a clear (or, on FerretDB, a
-//     race between a clear and another instance's write) costs only a repeated, harmless post.
+//     document in the same version-checked updateOne as the status change, each with its
+//     journal (the id of the journal's first posting), with ledgerDue (the time of the oldest
+//     pending posting, indexed) lowered with $min. Once the write is stored they are posted,
+//     each journal in one step (the array may hold several changes' postings, carried over),
+//     and then cleared ($unset of both fields, guarded by the version written: a change that
+//     got in between carried them over and its writer clears them). A crash in between leaves
+//     them in the document; the next change of the document, or Recover, posts them. Posting
+//     twice stores once, so losing a clear (or, on FerretDB, a race between a clear and
+//     another instance's write) costs only a repeated, harmless post. Pending postings a
+//     version before journals wrote carry no journal: those of one document are posted as one
+//     journal (all unchecked, of one resource, their changes stored).
 //   - Checked postings (a withdrawal's creation, a refund's hold) must pass the balance check
-//     before the change may be stored, so they are posted first, marked open (the entry's open
+//     before the change may be stored, so they are posted first, marked open (the journal's open
 //     field holds when it was posted, by the adapter's clock), after fn ran on the freshly read
 //     aggregate. When the check fails the call answers domain.ErrInsufficientBalance and stores
 //     nothing. When the resource write then fails for good — the closure refuses on a later
 //     read, conflicts run out, an insert meets a duplicate — the posting's Void (its
-//     compensating posting, with an id of its own) is posted at once, so the money comes back.
+//     compensating posting, with an id of its own; the voids of a journal are one journal) is
+//     posted at once, so the money comes back.
 //     When the write succeeds the open mark is cleared. A write that failed otherwise (the
 //     database went away) may have happened, so the posting stays open. Postings a change
-//     raised before its last checked one go first with it, so that the check sees them.
+//     raised before its last checked one (and the rest of that one's journal) go first with
+//     it, so that the check sees them.
 //
 // Recover finishes both kinds once they are older than Config.RecoverAfter: documents whose
-// ledgerDue has passed get their pending postings posted and cleared; open entries are
-// settled by looking at their resource — if its stored history implies the entry
-// (domain.ImpliedTransactionPostings, ImpliedWithdrawalPostings: the withdrawal exists, the
-// transaction holds the refund) the mark is cleared, otherwise the entry's Void is posted.
+// ledgerDue has passed get their pending postings posted and cleared; open journals are
+// settled by looking at their resource — if its stored history implies the journal's first
+// posting (domain.ImpliedTransactionPostings, ImpliedWithdrawalPostings: the withdrawal exists,
+// the transaction holds the refund) the mark is cleared, otherwise the journal's voids are
+// posted.
 // Judging by the resource is safe only once the call that posted the entry is over, and a call
 // never lasts longer than Config.OpTimeout (every write of it runs under that deadline):
 // RecoverAfter is at least twice OpTimeout by default, and Open refuses one that is not more
@@ -218,8 +255,9 @@
 // only) nor entries. Reading such a transaction in PROCESSING_REFUND or REFUNDED rebuilds its
 // one refund (an id derived from the transaction's, the amount paid, the history step of its
 // request), which its next status change stores. Open then runs MigrateLedger: for every
-// account with transactions or withdrawals it posts the entries their histories imply
-// (unchecked: history is not judged again; deterministic ids make a second run a no-op), and
+// account with transactions or withdrawals it posts the entries their histories imply, each
+// change's as one journal (unchecked: history is not judged again; deterministic ids make a
+// second run a no-op), and
 // one opening_balance posting per merchant account that brings the ledger to the balance the
 // old rules gave, so GET /balance reads the same before and after the upgrade. The opening
 // figures of an account are decided once, by inserting a marker ("ledger/<account>", unique
@@ -269,10 +307,10 @@
 // amount. For the sweepers: (status, pix.expiresAt) on transactions and (status, updatedAt,
 // _id) on both collections. payKey unique on transactions, for the payment page (created by
 // MigratePaymentTokens once every document has one). On withdrawals, (accountId, createdAt, _id) for an account's
-// withdrawals in order. ledgerDue on both, for Recover. On ledger, (accountId, seq) unique,
-// (accountId, createdAt, seq) for statements, open for Recover. On payments, (late, createdAt,
-// _id). Accounts by (createdAt, _id); credentials by (accountId, createdAt, _id), and slot
-// unique and sparse.
+// withdrawals in order. ledgerDue on both, for Recover. On ledger, (accountId, seq) unique (a
+// journal's first line), (accountId, createdAt, seq) for statements, open for Recover. On
+// payments, (late, createdAt, _id). Accounts by (createdAt, _id); credentials by (accountId,
+// createdAt, _id), and slot unique and sparse.
 //
 // # Sharding
 //
@@ -280,7 +318,7 @@
 // starts with accountId except _id, and lists, balances and an account's postings stay on one
 // shard. MongoDB then enforces _id uniqueness per shard only; resource ids are random UUIDs
 // made by the service and posting ids derive from them, so a collision across shards is not a
-// practical concern (an entry's _id is still unique within its account's shard, which is what
+// practical concern (a journal's _id is still unique within its account's shard, which is what
 // idempotent posting needs). Payments are keyed by end-to-end id and may be sharded on _id.
 //
 // # Errors

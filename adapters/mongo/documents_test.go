@@ -337,14 +337,15 @@ func TestTheOldBalanceRules(t *testing.T) {
 func TestAnEntrySurvivesItsDocument(t *testing.T) {
 	p := domain.Posting{ID: "w/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: "acc", Resource: domain.ResourceWithdrawal,
 		ResourceID: "w", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 505, Checked: true}
-	e, err := domain.NextEntry(&domain.Entry{Seq: 4, CreatedAt: t0, BalanceAfter: domain.LedgerBalance{Available: 1000, Blocked: 7}}, p, t0.Add(time.Second))
+	es, err := domain.NextJournal(&domain.Entry{Seq: 4, CreatedAt: t0, BalanceAfter: domain.LedgerBalance{Available: 1000, Blocked: 7}},
+		[]domain.Posting{p}, t0.Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back entryDoc
-	roundTrip(t, fromEntry(e), &back)
-	if got, _ := back.toEntry(); !reflect.DeepEqual(got, e) {
-		t.Errorf("read back %+v, want %+v", got, e)
+	roundTrip(t, fromJournal(es), &back)
+	if got := back.lines(); !reflect.DeepEqual(got, es) {
+		t.Errorf("read back %+v, want %+v", got, es)
 	}
 	var pback postingDoc
 	p.Checked = false
@@ -354,11 +355,49 @@ func TestAnEntrySurvivesItsDocument(t *testing.T) {
 	}
 }
 
+func TestAJournalSurvivesItsDocumentLineByLine(t *testing.T) {
+	pay := domain.Posting{ID: "tx/2/payment", Type: domain.MovePayment, AccountID: "acc", Resource: domain.ResourceTransaction,
+		ResourceID: "tx", Debit: domain.LedgerClearing, Credit: domain.LedgerAvailable, Amount: 1000, At: t0}
+	fee := pay
+	fee.ID, fee.Journal, fee.Type, fee.Debit, fee.Credit, fee.Amount = "tx/2/fee", pay.ID, domain.MoveFee, domain.LedgerAvailable, domain.LedgerFees, 10
+	es, err := domain.NextJournal(&domain.Entry{Seq: 4, CreatedAt: t0, BalanceAfter: domain.LedgerBalance{Available: 5}},
+		[]domain.Posting{pay, fee}, t0.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fromJournal(es)
+	if d.ID != pay.ID || d.Seq != 5 || d.Last != 6 || len(d.Legs) != 1 || d.Legs[0].ID != fee.ID {
+		t.Errorf("document %+v, want the payment's, numbered 5 to 6, with the fee as its second line", d)
+	}
+	var back entryDoc
+	roundTrip(t, d, &back)
+	if got := back.lines(); !reflect.DeepEqual(got, es) {
+		t.Errorf("read back %+v, want %+v", got, es)
+	}
+	for _, q := range []domain.Posting{pay, fee} {
+		var pback postingDoc
+		roundTrip(t, fromPosting(q), &pback)
+		if got := pback.toPosting(); got != q {
+			t.Errorf("pending posting read back %+v, want %+v", got, q)
+		}
+	}
+}
+
+func TestPostingsPendingBeforeJournalsAreOneJournalPerDocument(t *testing.T) {
+	legacy := []postingDoc{{ID: "tx/2/payment", Amount: 1000}, {ID: "tx/2/fee", Amount: 10}} // no journal field
+	current := []postingDoc{fromPosting(domain.Posting{ID: "tx/3/dispute_hold", Amount: 990})}
+	js := domain.Journals(pendingPostings(append(legacy, current...)))
+	if len(js) != 2 || len(js[0]) != 2 || js[0][1].Journal != "tx/2/payment" || len(js[1]) != 1 || js[1][0].Journal != "" {
+		t.Errorf("journals %+v, want the legacy payment and fee together, then the hold alone", js)
+	}
+}
+
 func TestPostingsUpToTheLastCheckedOneGoFirst(t *testing.T) {
 	pay := domain.Posting{ID: "p", Amount: 10}
 	fee := domain.Posting{ID: "f", Amount: 1}
 	hold := domain.Posting{ID: "h", Amount: 9, Checked: true}
 	done := domain.Posting{ID: "d", Amount: 9}
+	joined := domain.Posting{ID: "j", Journal: "h", Amount: 1}
 	for _, c := range []struct {
 		name    string
 		in      []domain.Posting
@@ -368,6 +407,7 @@ func TestPostingsUpToTheLastCheckedOneGoFirst(t *testing.T) {
 		{"unchecked postings all wait", []domain.Posting{pay, fee}, []domain.Posting{}, []string{"p", "f"}},
 		{"a checked posting goes first", []domain.Posting{hold}, []domain.Posting{hold}, nil},
 		{"what comes before a checked posting goes with it", []domain.Posting{pay, fee, hold, done}, []domain.Posting{pay, fee, hold}, []string{"d"}},
+		{"the cut never splits a journal", []domain.Posting{hold, joined}, []domain.Posting{hold, joined}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			first, pending, err := splitPostings(c.in, t0)

@@ -30,7 +30,7 @@ const (
 	IndexTxIdempotency    = "tx_account_idem"
 	// IndexWdAccountCreated serves an account's withdrawals oldest first.
 	IndexWdAccountCreated = "wd_account_created"
-	// IndexLedgerSeq numbers each account's entries; it finds the head of a ledger.
+	// IndexLedgerSeq numbers each account's journals (by their first line); it finds the head.
 	IndexLedgerSeq = "ledger_account_seq"
 	// IndexLedgerCreated serves statements: their order and their date filters.
 	IndexLedgerCreated = "ledger_account_created"
@@ -118,11 +118,11 @@ func (s *Store) createIndexes(ctx context.Context) error {
 			{Keys: bson.D{{Key: "slot", Value: 1}}, Options: options.Index().SetName(IndexCredentialSlot).SetUnique(true).SetSparse(true)},
 		},
 		collLedger: {
-			// The entry numbers: one entry per (account, seq). The head, Scan and Ledgers read it.
+			// The line numbers: one journal per (account, first line). The head, Scan and Ledgers read it.
 			unique(IndexLedgerSeq, bson.D{{Key: "accountId", Value: 1}, {Key: "seq", Value: 1}}),
 			// Statements: newest first, cut by dates (see Entries).
 			index(IndexLedgerCreated, bson.D{{Key: "accountId", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "seq", Value: 1}}),
-			// Recover's open entries.
+			// Recover's open journals.
 			index("ledger_open", bson.D{{Key: "open", Value: 1}}),
 		},
 		collPayments: {index("payment_late", bson.D{{Key: "late", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})},

@@ -131,17 +131,17 @@ func (l *LedgerRepository) migrateAccount(ctx context.Context, account string) (
 	var have, want domain.LedgerBalance
 	n := 0
 	postAll := func(ps []domain.Posting) error {
-		for _, p := range ps {
-			// History is not checked again: the old version allowed what it allowed, and the
-			// opening balance reconciles the result.
-			p.Checked = false
-			have = applyDelta(have, p)
-			stored, err := l.postOne(ctx, p)
+		for _, j := range domain.Journals(ps) {
+			for i := range j {
+				// History is not checked again: the old version allowed what it allowed, and
+				// the opening balance reconciles the result.
+				j[i].Checked = false
+				have = applyDelta(have, j[i])
+			}
+			stored, err := l.postOne(ctx, j)
+			n += stored
 			if err != nil {
 				return err
-			}
-			if stored {
-				n++
 			}
 		}
 		return nil
@@ -168,13 +168,11 @@ func (l *LedgerRepository) migrateAccount(ctx context.Context, account string) (
 		}
 	}
 	open := domain.OpeningBalancePostings(account, toLedgerBalance(m.Have), toLedgerBalance(m.Want))
-	for _, p := range open {
-		stored, err := l.postOne(ctx, p)
+	if len(open) > 0 {
+		stored, err := l.postOne(ctx, open)
+		n += stored
 		if err != nil {
 			return n, false, err
-		}
-		if stored {
-			n++
 		}
 	}
 	opCtx, cancel := l.s.op(ctx)
@@ -205,11 +203,11 @@ func (l *LedgerRepository) decideOpening(ctx context.Context, id string, have, w
 	return m, err
 }
 
-// postOne posts p under an operation timeout of its own.
-func (l *LedgerRepository) postOne(ctx context.Context, p domain.Posting) (bool, error) {
+// postOne posts the journal j under an operation timeout of its own.
+func (l *LedgerRepository) postOne(ctx context.Context, j []domain.Posting) (int, error) {
 	ctx, cancel := l.s.op(ctx)
 	defer cancel()
-	return l.post(ctx, p, false, l.s.cfg.Clock.Now())
+	return l.post(ctx, j, false, l.s.cfg.Clock.Now())
 }
 
 // eachResource calls fn with each of the account's resources in coll, oldest first, read

@@ -22,10 +22,10 @@ const recoverBatch = 100
 //
 //   - documents whose ledgerDue has passed hold postings of a stored status change that were
 //     never posted: it posts them (each once, whoever else does) and clears them;
-//   - open entries are checked postings (and any their change raised before them) whose
+//   - open journals hold checked postings (and any their change raised before them) whose
 //     status change may never have been written: it looks at the resource, and when the
-//     change is not there it posts the entry's Void, so the money comes back; either way it
-//     clears the mark.
+//     change is not there it posts the journal's voids, as one journal, so the money comes
+//     back; either way it clears the mark.
 //
 // Judging an open entry by its resource is safe only once its call is over: a call lasts at
 // most Config.OpTimeout (every write of it runs under that deadline), and RecoverAfter is
@@ -88,7 +88,7 @@ func (l *LedgerRepository) recoverDoc(ctx context.Context, coll *mdb.Collection,
 	return l.finishPending(ctx, coll, d.ID, d.Version, d.OutboxRev, d.Ledger.LedgerPending)
 }
 
-// settleOpen settles the entries opened before cutoff, through the index on open.
+// settleOpen settles the journals opened before cutoff, through the index on open.
 func (l *LedgerRepository) settleOpen(ctx context.Context, cutoff time.Time) (int, error) {
 	open, err := findAll(ctx, l.entries, "find open entries",
 		bson.D{{Key: "open", Value: bson.D{{Key: "$lte", Value: cutoff}}}},
@@ -105,24 +105,27 @@ func (l *LedgerRepository) settleOpen(ctx context.Context, cutoff time.Time) (in
 			errs = append(errs, err)
 			continue
 		}
+		var legs []domain.Posting
+		for _, line := range e.lines() {
+			legs = append(legs, line.Posting)
+		}
 		if !shows {
-			stored, err := l.post(ctx, e.posting().Void(), false, l.s.cfg.Clock.Now())
+			stored, err := l.post(ctx, voids(legs), false, l.s.cfg.Clock.Now())
+			n += stored
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			if stored {
-				n++
-			}
 		}
-		errs = append(errs, l.close(ctx, e.ID))
+		errs = append(errs, l.close(ctx, legs))
 	}
 	return n, errors.Join(errs...)
 }
 
-// resourceShows tells whether the status change that posted open entry e was stored: whether
-// the history of its resource, as stored now, implies e (domain.ImpliedTransactionPostings,
-// ImpliedWithdrawalPostings: the withdrawal was created, the transaction holds the refund...).
+// resourceShows tells whether the status change that posted open journal e was stored: whether
+// the history of its resource, as stored now, implies e's first posting (and so the journal:
+// one change raised it) (domain.ImpliedTransactionPostings, ImpliedWithdrawalPostings: the
+// withdrawal was created, the transaction holds the refund...).
 // A resource that does not exist shows nothing. Entries of other resources are never posted
 // open; should one be, it is not Recover's to judge, and it is taken as shown.
 func (l *LedgerRepository) resourceShows(ctx context.Context, e entryDoc) (bool, error) {

@@ -24,8 +24,8 @@ type Instance struct {
 // but the data). A store that lives in one process returns the same ports twice. Every
 // guarantee the service makes across instances must hold: one transition and one event per
 // expiry whichever instance's sweeper runs, no status change or delivery lease lost to the
-// other, one lease per delivery, a revocation never undone by a record of use, and one
-// withdrawal per check of the balance.
+// other, one lease per delivery, a revocation never undone by a record of use, one
+// withdrawal per check of the balance, and a payment and its fee recorded in one step.
 func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	for _, c := range []struct {
 		name string
@@ -36,6 +36,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 		{"status changes and delivery leases from two instances lose neither", instStatusChangesAndLeases},
 		{"concurrent claims from two instances never hand one delivery to both", instOneLeasePerDelivery},
 		{"two instances withdrawing at once from one account never overdraw", instWithdrawalsNeverOverdraw},
+		{"payments with fees and withdrawals through two instances never overdraw", instPaymentFeeOneStep},
 		{"a revocation racing records of use from another instance stays", instRevocationStays},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newPair) })
@@ -253,6 +254,12 @@ func instWithdrawalsNeverOverdraw(t *testing.T, newPair func(t *testing.T) (a, b
 	if bal, err := b.Ledger.Balance(context.Background(), account); err != nil || bal != (domain.Balance{}) {
 		t.Errorf("Balance = %+v, %v; want zero", bal, err)
 	}
+}
+
+func instPaymentFeeOneStep(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
+	t.Parallel()
+	a, b := newPair(t)
+	raceFeesAndWithdrawals(t, []Stores{a.Stores, b.Stores})
 }
 
 func instRevocationStays(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {

@@ -28,9 +28,11 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 		{"the statement pages newest first by entry number, with filters", ledgerStatementPagesNewestFirstEntry},
 		{"scan walks a ledger oldest first, and ledgers lists the ledgers with entries", ledgerScanWalksLedgerOldestFirst},
 		{"post stores a posting once whatever the retries, late payments in the service's ledger", ledgerPostStoresPostingOnceWhatever},
+		{"post records a journal's postings in one step, all or none", ledgerPostRecordsJournalWhole},
 		{"a payment's end-to-end id is claimed once, by the first", ledgerPaymentEndEndIdClaimed},
 		{"recover finds nothing to do on a store nothing interrupted", ledgerRecoverFindsNothingDoStore},
 		{"random interleavings keep every ledger equal to what the histories imply", ledgerRandomInterleavingsKeepLedgerEqual},
+		{"a payment and its fee are one step: withdrawals racing them never overdraw", ledgerPaymentFeeOneStep},
 	})
 }
 
@@ -265,6 +267,22 @@ func ledgerStatementPagesNewestFirstEntry(t *testing.T, newStore func(t *testing
 	if want := []int64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}; !slices.Equal(seqs, want) {
 		t.Errorf("pages = %v, want %v", seqs, want)
 	}
+	// Pages of three end inside a payment's journal (its fee is its second line): the next page
+	// starts right below, with the payment.
+	seqs = nil
+	for before, n := int64(10), 0; before != 1 && n < 10; n++ {
+		page, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: account, Before: before}, 3)
+		if err != nil || len(page) == 0 {
+			t.Fatalf("the page below %d = %v, %v", before, page, err)
+		}
+		for _, e := range page {
+			seqs = append(seqs, e.Seq)
+		}
+		before = page[len(page)-1].Seq
+	}
+	if want := []int64{9, 8, 7, 6, 5, 4, 3, 2, 1}; !slices.Equal(seqs, want) {
+		t.Errorf("pages of three below 10 = %v, want %v", seqs, want)
+	}
 	fees, _ := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: account, Types: []domain.MovementType{domain.MoveFee}}, 100)
 	if len(fees) != 5 || fees[0].Type != domain.MoveFee || fees[0].Delta() != (domain.LedgerBalance{Available: -10}) {
 		t.Errorf("fees = %+v, want 5 fee entries of -10", fees)
@@ -330,6 +348,43 @@ func ledgerPostStoresPostingOnceWhatever(t *testing.T, newStore func(t *testing.
 	}
 }
 
+func ledgerPostRecordsJournalWhole(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	leg := func(id, journal string, debit, credit domain.LedgerAccount, amount domain.Cents, checked bool) domain.Posting {
+		return domain.Posting{ID: id, Journal: journal, Type: domain.MoveOpeningBalance, AccountID: account,
+			Resource: domain.ResourceAccount, ResourceID: account, Debit: debit, Credit: credit, Amount: amount, Checked: checked, At: minutes(1)}
+	}
+	in := leg(account+"/in", "", domain.LedgerClearing, domain.LedgerAvailable, 500, false)
+	tooMuch := leg(account+"/out", in.ID, domain.LedgerAvailable, domain.LedgerBlocked, 501, true)
+	if err := s.Ledger.Post(ctx, in, tooMuch); !errors.Is(err, domain.ErrInsufficientBalance) {
+		t.Fatalf("Post of a journal whose debit its credit does not cover: %v, want ErrInsufficientBalance", err)
+	}
+	if es, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: account}, 10); err != nil || len(es) != 0 {
+		t.Fatalf("after the refusal: %d entries, %v; want none (not even the credit)", len(es), err)
+	}
+	out := leg(account+"/out", in.ID, domain.LedgerAvailable, domain.LedgerBlocked, 500, true)
+	for range 2 {
+		if err := s.Ledger.Post(ctx, in, out); err != nil {
+			t.Fatalf("Post of a journal its credit covers: %v", err)
+		}
+	}
+	es, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: account}, 10)
+	if err != nil || len(es) != 2 {
+		t.Fatalf("Entries = %d, %v; want the two lines, once", len(es), err)
+	}
+	if es[1].ID != in.ID || es[1].Seq != 1 || es[1].Journal != "" || es[1].BalanceAfter != (domain.LedgerBalance{Available: 500}) ||
+		es[0].ID != out.ID || es[0].Seq != 2 || es[0].Journal != in.ID || es[0].BalanceAfter != (domain.LedgerBalance{Blocked: 500}) ||
+		!es[0].CreatedAt.Equal(es[1].CreatedAt) {
+		t.Errorf("lines %+v, want the credit then the debit, numbered 1 and 2, in the credit's journal and dated alike", es)
+	}
+	blocked, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: account, Types: []domain.MovementType{domain.MoveOpeningBalance}, Before: 2}, 10)
+	if err != nil || len(blocked) != 1 || blocked[0].ID != in.ID {
+		t.Errorf("the page below line 2 = %+v, %v; want the journal's first line only", blocked, err)
+	}
+}
+
 func ledgerPaymentEndEndIdClaimed(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Parallel()
 	s, ctx := newStore(t), context.Background()
@@ -374,6 +429,11 @@ func ledgerRecoverFindsNothingDoStore(t *testing.T, newStore func(t *testing.T) 
 func ledgerRandomInterleavingsKeepLedgerEqual(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Parallel()
 	randomWalk(t, newStore(t), 1500)
+}
+
+func ledgerPaymentFeeOneStep(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	raceFeesAndWithdrawals(t, []Stores{newStore(t)})
 }
 
 // AssertLedgerMatchesHistories checks the account's ledger in s: numbers dense from 1, every

@@ -246,6 +246,29 @@ func TestLedgerRecovery(t *testing.T) {
 		assertMatchesHistory(t, now, tx.AccountID(), tx.ID())
 	})
 
+	t.Run("a payment the version before journals stored alone gets its fee from Recover, in a journal of its own", func(t *testing.T) {
+		t.Parallel()
+		now, later, db := open(t)
+		ctx := ctxTimeout(t, 2*time.Minute)
+		tx := payWithoutPosting(t, now, db, ctx)
+		// That version posted the payment as a document of its own, then crashed before the fee.
+		insertEntry(t, now, db, ctx, tx.Postings()[0], false)
+		if bal, _ := now.Ledger().Balance(ctx, tx.AccountID()); bal.Available != 1000 {
+			t.Fatalf("Balance = %+v before Recover, want the payment alone", bal)
+		}
+		if n, err := later.Ledger().Recover(ctx); err != nil || n != 1 {
+			t.Errorf("Recover = %d, %v; want the fee alone", n, err)
+		}
+		if bal, err := now.Ledger().Balance(ctx, tx.AccountID()); err != nil || bal.Available != 970 {
+			t.Errorf("Balance = %+v, %v; want 970 (1000 paid, 30 fee)", bal, err)
+		}
+		if n, err := db.Collection("ledger").CountDocuments(ctx, bson.D{{Key: "accountId", Value: tx.AccountID()}}); err != nil || n != 2 {
+			t.Errorf("%d ledger documents, %v; want the payment's and the fee's", n, err)
+		}
+		assertMatchesHistory(t, now, tx.AccountID(), tx.ID())
+		assertNothingLeftHalfDone(t, db, ctx)
+	})
+
 	t.Run("checked entries whose change was never stored are given back, the others kept", func(t *testing.T) {
 		t.Parallel()
 		now, later, db := open(t)
@@ -371,6 +394,13 @@ func payWithoutPosting(t *testing.T, s *pixmongo.Store, db *mdb.Database, ctx co
 // resource's write.
 func insertOpenEntry(t *testing.T, s *pixmongo.Store, db *mdb.Database, ctx context.Context, p domain.Posting) {
 	t.Helper()
+	insertEntry(t, s, db, ctx, p, true)
+}
+
+// insertEntry posts p by hand as a document of its own, numbered after the ledger's head, in
+// the shape of the version before journals (open: marked open, as a checked posting is).
+func insertEntry(t *testing.T, s *pixmongo.Store, db *mdb.Database, ctx context.Context, p domain.Posting, open bool) {
+	t.Helper()
 	var head *domain.Entry
 	if es, err := s.Ledger().Entries(ctx, ports.EntryFilter{AccountID: p.AccountID}, 1); err != nil {
 		t.Fatal(err)
@@ -381,14 +411,17 @@ func insertOpenEntry(t *testing.T, s *pixmongo.Store, db *mdb.Database, ctx cont
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.Collection("ledger").InsertOne(ctx, bson.D{
+	doc := bson.D{
 		{Key: "_id", Value: e.ID}, {Key: "accountId", Value: e.AccountID}, {Key: "seq", Value: e.Seq},
 		{Key: "type", Value: string(e.Type)}, {Key: "resource", Value: string(e.Resource)}, {Key: "resourceId", Value: e.ResourceID},
 		{Key: "debit", Value: string(e.Debit)}, {Key: "credit", Value: string(e.Credit)}, {Key: "amount", Value: int64(e.Amount)},
-		{Key: "checked", Value: true}, {Key: "at", Value: e.At}, {Key: "createdAt", Value: e.CreatedAt},
+		{Key: "checked", Value: e.Checked}, {Key: "at", Value: e.At}, {Key: "createdAt", Value: e.CreatedAt},
 		{Key: "after", Value: bson.D{{Key: "available", Value: int64(e.BalanceAfter.Available)}, {Key: "blocked", Value: int64(e.BalanceAfter.Blocked)}}},
-		{Key: "open", Value: time.Now().UTC()},
-	})
+	}
+	if open {
+		doc = append(doc, bson.E{Key: "open", Value: time.Now().UTC()})
+	}
+	_, err = db.Collection("ledger").InsertOne(ctx, doc)
 	if err != nil {
 		t.Fatal(err)
 	}
