@@ -342,7 +342,7 @@ func (uc *ApplyPixNotifications) latePayment(ctx context.Context, claim ports.Pa
 	}
 	arrive, _ := domain.LatePaymentPostings(claim.EndToEndID, t.ID(), claim.Amount)
 	arrive.At = uc.clock.Now()
-	if err := uc.ledger.Post(ctx, arrive); err != nil {
+	if _, err := uc.ledger.Post(ctx, arrive); err != nil {
 		return "", "", err
 	}
 	d := ports.Devolution{EndToEndID: claim.EndToEndID, ID: LateDevolutionID(claim.EndToEndID), Amount: claim.Amount,
@@ -365,24 +365,9 @@ func (uc *ApplyPixNotifications) latePayment(ctx context.Context, claim ports.Pa
 func (uc *ApplyPixNotifications) returned(ctx context.Context, claim ports.PaymentClaim) (bool, error) {
 	_, leave := domain.LatePaymentPostings(claim.EndToEndID, claim.TransactionID, claim.Amount)
 	leave.At = uc.clock.Now()
-	var seen bool
-	err := uc.ledger.Scan(ctx, "", func(e domain.Entry) error {
-		if e.ID == leave.ID {
-			seen = true
-			return errStopScan
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStopScan) {
-		return false, err
-	}
-	if seen {
-		return false, nil
-	}
-	return true, uc.ledger.Post(ctx, leave)
+	stored, err := uc.ledger.Post(ctx, leave)
+	return stored == 1, err
 }
-
-var errStopScan = errors.New("stop")
 
 // lateReturn applies a devolution the callback reports for a late payment.
 func (uc *ApplyPixNotifications) lateReturn(ctx context.Context, claim ports.PaymentClaim, r PixRefund) (NotificationOutcome, string, error) {

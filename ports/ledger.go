@@ -57,7 +57,11 @@ type Ledger interface {
 
 	// Post stores postings that belong to no status change (a late payment and its return;
 	// an opening balance), each at most once: a posting whose id is stored already is skipped.
-	Post(ctx context.Context, postings ...domain.Posting) error
+	// It answers how many of the postings this call stored (those stored before it, or by a
+	// concurrent call, are not counted), so that a caller can act once per posting: of
+	// concurrent calls posting one id, exactly one answers 1. On an error, the postings
+	// counted so far stay stored.
+	Post(ctx context.Context, postings ...domain.Posting) (stored int, err error)
 
 	// ClaimPayment records c unless its end-to-end id was claimed before, and returns the
 	// stored claim either way (the caller compares it with c).

@@ -196,9 +196,9 @@ func (r *Ledger) Ledgers(ctx context.Context) ([]string, error) {
 }
 
 // Post implements ports.Ledger.
-func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) error {
+func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	s := r.store
 	s.mu.Lock()
@@ -210,12 +210,12 @@ func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) error {
 		}
 	}
 	if err := s.apply(fresh, time.Now()); err != nil {
-		return fmt.Errorf("memory post: %w", err)
+		return 0, fmt.Errorf("memory post: %w", err)
 	}
 	for _, p := range fresh {
 		s.posted[p.ID] = struct{}{}
 	}
-	return nil
+	return len(fresh), nil
 }
 
 // ClaimPayment implements ports.Ledger.

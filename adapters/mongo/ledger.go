@@ -383,17 +383,23 @@ func accountIDs(ctx context.Context, coll *mdb.Collection) ([]string, error) {
 }
 
 // Post stores each posting in its account's ledger (see post), in order, skipping those
-// stored already. It stops at the first refusal; the postings before it stay stored, and a
-// retry of the same call stores the rest once.
-func (l *LedgerRepository) Post(ctx context.Context, postings ...domain.Posting) error {
+// stored already; the entry's _id, the posting id, makes exactly one of concurrent posts of
+// one id store it, on every server. It stops at the first refusal; the postings before it
+// stay stored, and a retry of the same call stores the rest once.
+func (l *LedgerRepository) Post(ctx context.Context, postings ...domain.Posting) (int, error) {
 	ctx, cancel := l.s.op(ctx)
 	defer cancel()
+	stored := 0
 	for _, p := range postings {
-		if _, err := l.post(ctx, p, false, l.s.cfg.Clock.Now()); err != nil {
-			return err
+		fresh, err := l.post(ctx, p, false, l.s.cfg.Clock.Now())
+		if err != nil {
+			return stored, err
+		}
+		if fresh {
+			stored++
 		}
 	}
-	return nil
+	return stored, nil
 }
 
 // paymentDoc is a claimed PIX payment; its _id, the end-to-end id, makes the first claim win.

@@ -88,7 +88,7 @@ func TestLedgerVerifyFailsOnAnEntryOfNoResource(t *testing.T) {
 	accountID, _ := ledgerFill(t, e)
 	ghost := domain.Posting{ID: "ghost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: accountID,
 		Resource: domain.ResourceWithdrawal, ResourceID: "ghost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 10}
-	if err := e.app.stores.ledger.Post(context.Background(), ghost); err != nil {
+	if _, err := e.app.stores.ledger.Post(context.Background(), ghost); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
