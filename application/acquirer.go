@@ -55,8 +55,10 @@ type NotificationOutcome string
 //   - already_applied: this endToEndId paid this charge before; nothing changes (acquirers
 //     retry, and the answer is the same 200).
 //   - unknown_txid: the txid is not one of pixgate's charges. Nothing changes.
-//   - amount_mismatch: valor differs from the amount of a charge awaiting payment. Nothing
-//     changes: the charge stays as it was (it expires as usual) and operations return the money.
+//   - amount_mismatch: valor differs from the charge's amount (whatever its status). Nothing
+//     of the charge changes (it expires as usual), and the money is handled as a late
+//     payment's: recorded in the suspense account, its full devolution to the payer requested
+//     from the acquirer at once.
 //   - duplicate_end_to_end: the endToEndId was applied to another charge already; an
 //     end-to-end id identifies one payment, once. Nothing changes.
 //   - invalid_time: horario lies before the charge was created, or more than
@@ -68,11 +70,17 @@ type NotificationOutcome string
 //     devolution to the payer is requested from the acquirer at once. The charge keeps its
 //     status.
 //
+// Money that pays no charge (late_payment_refunded, amount_mismatch) enters suspense once and
+// its devolution is asked for once, by the delivery that stored its arrival: the acquirer's
+// retries, and the later callback that reports the devolution, answer the same outcome and ask
+// nothing more.
+//
 // Devolutions (each `devolucoes` element, matched by its id: a refund's id, or the devolution
 // pixgate asked for a late payment):
 //   - applied: DEVOLVIDO completed the refund (REFUNDED when nothing is left to refund,
 //     otherwise back to PAID) or the MED refund (INFRACTION); NAO_REALIZADO failed the refund
-//     (back to PAID with errorMessage); for a late payment, the money left suspense.
+//     (back to PAID with errorMessage); for a late payment (or a payment of another amount),
+//     the money left suspense.
 //   - already_applied: that result was recorded before.
 //   - in_progress: EM_PROCESSAMENTO. Nothing changes until its final status comes.
 //   - amount_mismatch: valor differs from the refund's amount. Nothing changes.
@@ -128,10 +136,13 @@ type PixRefundResult struct {
 	Detail       string
 }
 
-// LatePayment is what operators are told of a payment that belonged to no charge: the claim,
-// the devolution asked for it, and the acquirer's answer (or why there is none).
+// LatePayment is what operators are told of a payment that belonged to no charge, once, when
+// its devolution is first asked for: the claim, why it paid no charge (the outcome:
+// OutcomeLatePaymentRefunded or OutcomeAmountMismatch), the devolution asked for it, and the
+// acquirer's answer (or why there is none).
 type LatePayment struct {
 	Claim      ports.PaymentClaim
+	Outcome    NotificationOutcome
 	Devolution ports.Devolution
 	Result     ports.DevolutionResult
 	Err        error
@@ -155,8 +166,8 @@ type ApplyPixNotifications struct {
 }
 
 // NewApplyPixNotifications builds the use case. receiver, the gateway's receiving account
-// recorded on each payment, may be nil when it is not known. late is told of every late
-// payment (for a metric and a log line).
+// recorded on each payment, may be nil when it is not known. late is told of every payment
+// that paid no charge, once (for a metric and a log line).
 func NewApplyPixNotifications(repo ports.TransactionRepository, ledger ports.Ledger, acquirer ports.Acquirer, txids ports.TxIDDecoder, clock ports.Clock, fee domain.FeePolicy, receiver *domain.AccountHolder, late func(LatePayment)) *ApplyPixNotifications {
 	requirePorts("NewApplyPixNotifications", repo, ledger, acquirer, txids, clock)
 	if late == nil {
@@ -226,7 +237,7 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 		res.Outcome, res.Detail, err = uc.latePayment(ctx, claim, t)
 	default:
 		res.Outcome, res.Detail, status, err = uc.update(ctx, t, func(t *domain.Transaction) (NotificationOutcome, string, error) { return uc.pay(t, n) })
-		if err == nil && res.Outcome == OutcomeLatePaymentRefunded {
+		if err == nil && (res.Outcome == OutcomeLatePaymentRefunded || res.Outcome == OutcomeAmountMismatch) {
 			claim.Late = true
 			res.Outcome, res.Detail, err = uc.latePayment(ctx, claim, t)
 		}
@@ -302,19 +313,21 @@ func (uc *ApplyPixNotifications) update(ctx context.Context, t *domain.Transacti
 }
 
 // pay decides what a payment does to its charge: pays it when it awaits exactly this amount.
+// The amount is judged first, as it is on the acquirer's retries (see latePayment), where the
+// charge's status may have moved on but its amount has not.
 func (uc *ApplyPixNotifications) pay(t *domain.Transaction, n PixNotification) (NotificationOutcome, string, error) {
 	switch {
 	case t.EndToEnd() == n.EndToEndID:
 		return OutcomeAlreadyApplied, "", nil
+	case n.Amount != t.Amount():
+		return OutcomeAmountMismatch, "", nil
 	case t.Status() != domain.TxPixQRCodeGenerated:
-		return OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status()), nil
+		return OutcomeLatePaymentRefunded, "", nil
 	case t.Expired(n.PaidAt):
 		// Paid after the charge's expiration, which the sweeper has not marked yet: the charge
 		// was unpaid past its expirationDate, so it fails as every expired charge does, and the
 		// money goes back like any late payment's.
-		return OutcomeLatePaymentRefunded, "the payment came after the charge's expirationDate", nil
-	case n.Amount != t.Amount():
-		return OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the charge's amount %s", n.Amount.Reais(), t.Amount().Reais()), nil
+		return OutcomeLatePaymentRefunded, "", nil
 	}
 	var receiver *domain.AccountHolder
 	if uc.receiver != nil {
@@ -334,55 +347,59 @@ func LateDevolutionID(endToEndID string) string {
 	return "L" + hex.EncodeToString(sum[:])[:34]
 }
 
-// latePayment records a payment that belongs to no charge in suspense (once, whatever the
-// retries) and asks the acquirer to send it back.
+// latePayment handles a payment that paid no charge (claim, marked late here): its money is
+// recorded in suspense and, by the one delivery that stores that arrival (the ledger stores a
+// posting once and says which call did), its full devolution is asked of the acquirer and
+// operators are told. Retries and concurrent deliveries find the arrival stored and ask
+// nothing: a devolution is asked for at most once, even when a crash comes between the
+// arrival and the request (the money then waits in suspense, where ledger verify shows it).
 func (uc *ApplyPixNotifications) latePayment(ctx context.Context, claim ports.PaymentClaim, t *domain.Transaction) (NotificationOutcome, string, error) {
 	if err := uc.ledger.MarkLate(ctx, claim.EndToEndID); err != nil {
 		return "", "", err
 	}
 	arrive, _ := domain.LatePaymentPostings(claim.EndToEndID, t.ID(), claim.Amount)
 	arrive.At = uc.clock.Now()
-	if err := uc.ledger.Post(ctx, arrive); err != nil {
+	stored, err := uc.ledger.Post(ctx, arrive)
+	if err != nil {
 		return "", "", err
 	}
+	outcome, why := lateReason(claim, t)
 	d := ports.Devolution{EndToEndID: claim.EndToEndID, ID: LateDevolutionID(claim.EndToEndID), Amount: claim.Amount,
 		Reason: "payment for a charge that was not awaiting it", Kind: ports.DevolutionLatePayment}
-	res, err := uc.acquirer.RequestDevolution(ctx, d)
-	uc.late(LatePayment{Claim: claim, Devolution: d, Result: res, Err: err})
-	if err == nil && res.Status == ports.DevolutionReturned {
-		if _, err := uc.returned(ctx, claim); err != nil {
-			return "", "", err
+	if outcome == OutcomeAmountMismatch {
+		d.Reason = "payment of another amount than the charge's"
+	}
+	if stored == 1 {
+		res, err := uc.acquirer.RequestDevolution(ctx, d)
+		uc.late(LatePayment{Claim: claim, Outcome: outcome, Devolution: d, Result: res, Err: err})
+		if err == nil && res.Status == ports.DevolutionReturned {
+			if _, err := uc.returned(ctx, claim); err != nil {
+				return "", "", err
+			}
 		}
 	}
-	why := fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status())
-	if t.Status() == domain.TxPixQRCodeGenerated {
-		why = "the payment came after the charge's expirationDate" // and before the sweeper ran
+	return outcome, fmt.Sprintf("%s: devolution %s requested", why, d.ID), nil
+}
+
+// lateReason tells why the payment claim paid no charge t, the same on every delivery: its
+// amount, which never changes, is judged before the charge's status, as pay judges them.
+func lateReason(claim ports.PaymentClaim, t *domain.Transaction) (NotificationOutcome, string) {
+	switch {
+	case claim.Amount != t.Amount():
+		return OutcomeAmountMismatch, fmt.Sprintf("valor %s differs from the charge's amount %s", claim.Amount.Reais(), t.Amount().Reais())
+	case t.Status() == domain.TxPixQRCodeGenerated:
+		return OutcomeLatePaymentRefunded, "the payment came after the charge's expirationDate" // and before the sweeper ran
 	}
-	return OutcomeLatePaymentRefunded, fmt.Sprintf("%s: devolution %s requested", why, d.ID), nil
+	return OutcomeLatePaymentRefunded, fmt.Sprintf("the charge is %s, not awaiting a payment", t.Status())
 }
 
 // returned records that a late payment left suspense for its payer; false when it had before.
 func (uc *ApplyPixNotifications) returned(ctx context.Context, claim ports.PaymentClaim) (bool, error) {
 	_, leave := domain.LatePaymentPostings(claim.EndToEndID, claim.TransactionID, claim.Amount)
 	leave.At = uc.clock.Now()
-	var seen bool
-	err := uc.ledger.Scan(ctx, "", func(e domain.Entry) error {
-		if e.ID == leave.ID {
-			seen = true
-			return errStopScan
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStopScan) {
-		return false, err
-	}
-	if seen {
-		return false, nil
-	}
-	return true, uc.ledger.Post(ctx, leave)
+	stored, err := uc.ledger.Post(ctx, leave)
+	return stored == 1, err
 }
-
-var errStopScan = errors.New("stop")
 
 // lateReturn applies a devolution the callback reports for a late payment.
 func (uc *ApplyPixNotifications) lateReturn(ctx context.Context, claim ports.PaymentClaim, r PixRefund) (NotificationOutcome, string, error) {

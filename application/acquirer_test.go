@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,6 +131,9 @@ func TestAcquirerOutcomes(t *testing.T) {
 		{"a payment of another amount is not applied", at(domain.TxPixQRCodeGenerated),
 			func(id string) application.PixNotification { n := lcPayment(id); n.Amount = 12344; return n },
 			application.OutcomeAmountMismatch, "", domain.TxPixQRCodeGenerated, false, 0},
+		{"a payment of another amount for an expired charge is amount_mismatch too, sent back", at(domain.TxFailed),
+			func(id string) application.PixNotification { n := lcPayment(id); n.Amount = 12344; return n },
+			application.OutcomeAmountMismatch, "", domain.TxFailed, false, 0},
 		{"a payment of an expired charge is a late payment, sent back", at(domain.TxFailed), lcPayment,
 			application.OutcomeLatePaymentRefunded, "", domain.TxFailed, false, 0},
 		{"a second payment with another endToEndId is a late payment, sent back", paidBy(lcOtherE2E), lcPayment,
@@ -377,8 +381,8 @@ func TestAcquirerLatePaymentGoesToSuspenseAndBack(t *testing.T) {
 	if res := w.notify(t, lcPayment(id))[0]; res.Outcome != application.OutcomeLatePaymentRefunded {
 		t.Fatalf("the retry: %+v", res)
 	}
-	if got := w.ledger.postingTypes(); len(got) != 1 {
-		t.Fatalf("postings after a retry: %v", got)
+	if got := w.ledger.postingTypes(); len(got) != 1 || len(w.devolver.asked) != 1 || len(w.late) != 1 {
+		t.Fatalf("after a retry: postings %v, %d devolutions asked, operators told %d times", got, len(w.devolver.asked), len(w.late))
 	}
 	// The devolution's result arrives: the money leaves suspense, once.
 	back := lcPayment(id)
@@ -406,6 +410,135 @@ func TestAcquirerLatePaymentReturnedAtOnce(t *testing.T) {
 	}
 	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
 		t.Fatalf("postings %v, want the arrival and the return", got)
+	}
+}
+
+// suspense reads the service ledger's audit: whether late payments and suspense entries
+// agree, and the suspense account's balance.
+func (w *lcWorld) suspense(t *testing.T) domain.Cents {
+	t.Helper()
+	// The repository fakes post no merchant entries, so only the service's ledger is audited.
+	rep, err := application.NewVerifyLedger(w.ledger, w.repo, newFakeWithdrawals(w.ledger), newFakeAccounts()).Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("the audit disagrees: %v", rep.Disagreements)
+	}
+	return rep.Balances[domain.LedgerSuspense]
+}
+
+func TestAcquirerPaymentOfAnotherAmountGoesToSuspenseAndBack(t *testing.T) {
+	w := newLcWorld(t)
+	id := w.newTransaction(t) // 123.45, awaiting payment
+	before := w.repo.stored(id).Record()
+	wrong := lcPayment(id)
+	wrong.Amount = 12346
+
+	res := w.notify(t, wrong)[0]
+	if res.Outcome != application.OutcomeAmountMismatch || res.Status != domain.TxPixQRCodeGenerated ||
+		!strings.Contains(res.Detail, "123.46") || !strings.Contains(res.Detail, application.LateDevolutionID(lcE2E)) {
+		t.Fatalf("payment of 123.46 for a charge of 123.45: %+v", res)
+	}
+	if after := w.repo.stored(id).Record(); after.Version != before.Version || len(after.History) != len(before.History) {
+		t.Fatal("the charge changed")
+	}
+	if len(w.devolver.asked) != 1 || w.devolver.asked[0].Kind != ports.DevolutionLatePayment ||
+		w.devolver.asked[0].Amount != 12346 || w.devolver.asked[0].EndToEndID != lcE2E ||
+		w.devolver.asked[0].ID != application.LateDevolutionID(lcE2E) {
+		t.Fatalf("devolutions asked: %+v, want all of the 123.46 back", w.devolver.asked)
+	}
+	if len(w.late) != 1 || w.late[0].Outcome != application.OutcomeAmountMismatch || w.late[0].Claim.Amount != 12346 {
+		t.Fatalf("operators were told %+v, want the payment of another amount", w.late)
+	}
+	if got := w.suspense(t); got != 12346 {
+		t.Fatalf("suspense holds %d, want the 12346 cents paid", got)
+	}
+
+	// The acquirer retries: the same answer, nothing posted or asked twice.
+	if again := w.notify(t, wrong)[0]; again.Outcome != application.OutcomeAmountMismatch || again.Detail != res.Detail {
+		t.Fatalf("the retry: %+v", again)
+	}
+	if len(w.devolver.asked) != 1 || len(w.late) != 1 || w.suspense(t) != 12346 {
+		t.Fatalf("after the retry: %d devolutions asked, operators told %d times, suspense %d", len(w.devolver.asked), len(w.late), w.suspense(t))
+	}
+
+	// The charge is still open to the right payment.
+	right := lcPayment(id)
+	right.EndToEndID = lcOtherE2E
+	if paid := w.notify(t, right)[0]; paid.Outcome != application.OutcomeApplied || paid.Status != domain.TxPaid {
+		t.Fatalf("the right payment afterwards: %+v", paid)
+	}
+
+	// The acquirer reports the devolution made, with the payment again: the money leaves
+	// suspense, once, and the payment still answers as it did.
+	back := wrong
+	back.Refunds = []application.PixRefund{{ID: application.LateDevolutionID(lcE2E), ReturnID: lcRtrID, Amount: 12346, Status: application.PixRefundReturned}}
+	for i, want := range []application.NotificationOutcome{application.OutcomeApplied, application.OutcomeAlreadyApplied} {
+		res := w.notify(t, back)[0]
+		if res.Outcome != application.OutcomeAmountMismatch || len(res.Refunds) != 1 || res.Refunds[0].Outcome != want {
+			t.Fatalf("devolution result %d: %+v, want amount_mismatch and the devolution %s", i, res, want)
+		}
+	}
+	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
+		t.Fatalf("service postings %v, want the arrival and the return", got)
+	}
+	if got := w.suspense(t); got != 0 {
+		t.Fatalf("suspense holds %d after the devolution, want 0", got)
+	}
+	if len(w.devolver.asked) != 1 || len(w.late) != 1 {
+		t.Fatalf("%d devolutions asked, operators told %d times; want 1 each", len(w.devolver.asked), len(w.late))
+	}
+}
+
+func TestAcquirerConcurrentDeliveriesOfMoneyForNoChargeAskOnce(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, w *lcWorld) (id string)
+		note  func(id string) application.PixNotification
+		want  application.NotificationOutcome
+	}{
+		{"a payment of another amount", func(t *testing.T, w *lcWorld) string { return w.newTransaction(t) },
+			func(id string) application.PixNotification { n := lcPayment(id); n.Amount = 100; return n },
+			application.OutcomeAmountMismatch},
+		{"a payment of an expired charge", func(t *testing.T, w *lcWorld) string { return w.reach(t, domain.TxFailed) },
+			lcPayment, application.OutcomeLatePaymentRefunded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newLcWorld(t)
+			id := c.setup(t, w)
+			var mu sync.Mutex
+			var told []application.LatePayment
+			uc := application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, fakeTxIDs{}, w.clock, w.fee, &w.receiver,
+				func(l application.LatePayment) { mu.Lock(); told = append(told, l); mu.Unlock() })
+			const senders = 16
+			outcomes := make([]application.NotificationOutcome, senders)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range senders {
+				wg.Go(func() {
+					<-start
+					res, err := uc.Execute(context.Background(), []application.PixNotification{c.note(id)})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					outcomes[i] = res[0].Outcome
+				})
+			}
+			close(start)
+			wg.Wait()
+			for i, o := range outcomes {
+				if o != c.want {
+					t.Errorf("delivery %d: %s, want %s", i, o, c.want)
+				}
+			}
+			if len(w.devolver.asked) != 1 || len(told) != 1 || len(w.ledger.postingTypes()) != 1 {
+				t.Fatalf("%d deliveries: %d devolutions asked, operators told %d times, %d postings; want 1 each",
+					senders, len(w.devolver.asked), len(told), len(w.ledger.postingTypes()))
+			}
+		})
 	}
 }
 

@@ -780,7 +780,7 @@ func (l *fakeLedger) Ledgers(context.Context) ([]string, error) {
 	return ids, nil
 }
 
-func (l *fakeLedger) Post(_ context.Context, postings ...domain.Posting) error {
+func (l *fakeLedger) Post(_ context.Context, postings ...domain.Posting) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var fresh []domain.Posting
@@ -790,7 +790,10 @@ func (l *fakeLedger) Post(_ context.Context, postings ...domain.Posting) error {
 			fresh = append(fresh, p)
 		}
 	}
-	return l.appendLocked(fresh)
+	if err := l.appendLocked(fresh); err != nil {
+		return 0, err
+	}
+	return len(fresh), nil
 }
 
 func (l *fakeLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {

@@ -46,7 +46,8 @@ const (
 	MoveDisputeDebit       MovementType = "dispute_debit"
 	MoveWithdrawal         MovementType = "withdrawal"
 	MoveWithdrawalReversal MovementType = "withdrawal_reversal"
-	// MoveLatePayment records money paid for a charge that was not awaiting it, in suspense.
+	// MoveLatePayment records, in suspense, money that paid no charge: paid for a charge that
+	// was not awaiting it, or of another amount than the charge's.
 	MoveLatePayment MovementType = "late_payment"
 	// MoveLatePaymentReturn records that money in suspense went back to its payer.
 	MoveLatePaymentReturn MovementType = "late_payment_return"

@@ -66,8 +66,11 @@ type Ledger interface {
 	// an opening balance), each at most once: a posting whose id is stored already is skipped.
 	// Each journal entry among them is recorded in one step, all of it or, when one of its
 	// postings is refused, none; the journals go in order, and a refusal stops the call with
-	// the journals before it recorded.
-	Post(ctx context.Context, postings ...domain.Posting) error
+	// the journals before it recorded. It answers how many of the postings this call stored
+	// (those stored before it, or by a concurrent call, are not counted), so that a caller can
+	// act once per posting: of concurrent calls posting one id, exactly one counts it. On an
+	// error, the postings counted so far stay stored.
+	Post(ctx context.Context, postings ...domain.Posting) (stored int, err error)
 
 	// ClaimPayment records c unless its end-to-end id was claimed before, and returns the
 	// stored claim either way (the caller compares it with c).

@@ -153,11 +153,11 @@ func invalidTokenRequest(w http.ResponseWriter, description string) {
 
 // postToken is POST /auth/token and POST /oauth/token: a form body with the grant type, the
 // optional scope and, unless they come in an HTTP Basic header, the client credentials.
-func (s *Server) postToken(style tokenStyle) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) { s.postTokenAs(w, r, style) }
+func (s *Server) postToken(style tokenStyle) func(http.ResponseWriter, *http.Request, *tokenAttempt) {
+	return func(w http.ResponseWriter, r *http.Request, a *tokenAttempt) { s.postTokenAs(w, r, a, style) }
 }
 
-func (s *Server) postTokenAs(w http.ResponseWriter, r *http.Request, style tokenStyle) {
+func (s *Server) postTokenAs(w http.ResponseWriter, r *http.Request, a *tokenAttempt, style tokenStyle) {
 	query, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil || query.Has("client_secret") {
 		invalidTokenRequest(w, "credentials must not be sent in the query string")
@@ -185,12 +185,12 @@ func (s *Server) postTokenAs(w http.ResponseWriter, r *http.Request, style token
 		invalidTokenRequest(w, "the form body is malformed")
 		return
 	}
-	s.grantToken(w, r, form, false, style)
+	s.grantToken(w, r, a, form, false, style)
 }
 
 // getToken is GET /auth/token: credentials in an HTTP Basic header only, since a query string
 // lands in access logs.
-func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getToken(w http.ResponseWriter, r *http.Request, a *tokenAttempt) {
 	query, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		invalidTokenRequest(w, "the query string is malformed")
@@ -200,23 +200,33 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
 		invalidTokenRequest(w, "client_secret must not be sent in the query string; use an HTTP Basic header")
 		return
 	}
-	s.grantToken(w, r, query, true, documentStyle)
+	s.grantToken(w, r, a, query, true, documentStyle)
 }
 
 // grantToken checks the token request's parameters, reads the credentials and answers the
-// token or the RFC 6749 error.
-func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, params url.Values, basicOnly bool, style tokenStyle) {
+// token or the RFC 6749 error. The secret is checked before the client_id's rate is spent, so
+// that only a request holding the right secret spends it (TokenLimits); a client over its rate
+// therefore costs a check and an issued token per refusal, which only the secret's holder can
+// cause.
+func (s *Server) grantToken(w http.ResponseWriter, r *http.Request, a *tokenAttempt, params url.Values, basicOnly bool, style tokenStyle) {
 	req, bad := parseTokenRequest(r, params, basicOnly)
 	if bad != nil {
 		writeTokenError(w, bad.status, bad.code, bad.description, bad.challenge)
 		return
 	}
-	if !s.allowClient(w, req.clientID) {
+	g, ok := s.admitGuess(w, req.clientID, a)
+	if !ok {
 		return
 	}
 	grant, err := s.deps.Auth.Token.Execute(r.Context(), req.clientID, req.secret, req.scopes)
+	if s.guessChecked(w, g, a, errors.Is(err, ports.ErrInvalidCredentials)) {
+		return
+	}
 	if err != nil {
 		s.tokenFailed(w, r, err, req.basic)
+		return
+	}
+	if !s.allowClient(w, req.clientID) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

@@ -36,8 +36,9 @@ type RateShare struct {
 	budgets  []*failureBudgets
 }
 
-// NewRateShare shares the limiters (nil ones are off and skipped), and the failure budgets of
-// the token limits, among the instances registered in registry; id is this instance's.
+// NewRateShare shares the limiters (nil ones are off and skipped), and the token limits (the
+// client_ids' buckets, the addresses' and the client_ids' failure budgets), among the
+// instances registered in registry; id is this instance's.
 func NewRateShare(registry ports.InstanceRegistry, id string, clock ports.Clock, limiters []*RateLimiter, tokens *TokenLimits) *RateShare {
 	s := &RateShare{registry: registry, id: id, clock: clock}
 	for _, l := range limiters {
@@ -50,7 +51,7 @@ func NewRateShare(registry ports.InstanceRegistry, id string, clock ports.Clock,
 			s.limiters = append(s.limiters, tokens.perClient)
 		}
 		if tokens.failures != nil {
-			s.budgets = append(s.budgets, tokens.failures)
+			s.budgets = append(s.budgets, tokens.failures, tokens.guesses)
 		}
 	}
 	return s
@@ -99,7 +100,8 @@ func (l *RateLimiter) setShare(n int) {
 	}
 }
 
-// setShare makes every address's failure budget its 1/n share of the configured one.
+// setShare makes every failure budget (an address's, a client_id's) its 1/n share of the
+// configured one.
 func (f *failureBudgets) setShare(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

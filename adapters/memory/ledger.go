@@ -204,14 +204,16 @@ func (r *Ledger) Ledgers(ctx context.Context) ([]string, error) {
 // Post implements ports.Ledger: each journal entry among postings in one step under the
 // store's lock, skipping the postings stored already; a journal found partly stored has its
 // missing postings recorded each on its own, as a store written before journals would need.
-// It stops at the first journal refused, keeping those before it.
-func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) error {
+// It stops at the first journal refused, keeping those before it, and tells how many postings
+// it stored.
+func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	s := r.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	stored := 0
 	for _, j := range domain.Journals(postings) {
 		fresh := make([]domain.Posting, 0, len(j))
 		for _, p := range j {
@@ -228,14 +230,15 @@ func (r *Ledger) Post(ctx context.Context, postings ...domain.Posting) error {
 		}
 		for _, step := range steps {
 			if err := s.apply(step, time.Now()); err != nil {
-				return fmt.Errorf("memory post: %w", err)
+				return stored, fmt.Errorf("memory post: %w", err)
 			}
 			for _, p := range step {
 				s.posted[p.ID] = struct{}{}
 			}
+			stored += len(step)
 		}
 	}
-	return nil
+	return stored, nil
 }
 
 // ClaimPayment implements ports.Ledger.

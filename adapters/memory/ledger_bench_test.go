@@ -31,7 +31,7 @@ func ledgerOf(b *testing.B, n int) *memory.Store {
 		}
 		batch = append(batch, p)
 		if len(batch) == cap(batch) || i == n-1 {
-			if err := s.Ledger().Post(ctx, batch...); err != nil {
+			if _, err := s.Ledger().Post(ctx, batch...); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

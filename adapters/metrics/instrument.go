@@ -240,11 +240,11 @@ func (l ledger) Ledgers(ctx context.Context) ([]string, error) {
 	return ids, err
 }
 
-func (l ledger) Post(ctx context.Context, postings ...domain.Posting) error {
+func (l ledger) Post(ctx context.Context, postings ...domain.Posting) (int, error) {
 	start := time.Now()
-	err := l.next.Post(ctx, postings...)
+	n, err := l.next.Post(ctx, postings...)
 	l.m.timeCall("ledger", "Post", start, err)
-	return err
+	return n, err
 }
 
 func (l ledger) ClaimPayment(ctx context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {

@@ -81,7 +81,7 @@ func New() *Metrics {
 		}, []string{"port", "method", "outcome"}),
 		latePayments: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pixgate_late_payments_total",
-			Help: "Payments for charges not awaiting one (kept in suspense), by the outcome of the devolution asked for them (returned, in_progress, not_done, error).",
+			Help: "Payments that paid no charge (for a charge not awaiting one, or of another amount than the charge's), kept in suspense and counted once, when their devolution is first asked, by the outcome of that request (returned, in_progress, not_done, error).",
 		}, []string{"outcome"}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.created, m.statusChanges, m.deliveries, m.deliveryTime,
@@ -133,7 +133,8 @@ func (m *Metrics) ObserveDelivery(_ domain.Event, a ports.Attempt, status ports.
 	m.deliveryTime.WithLabelValues(outcome).Observe(a.Duration.Seconds())
 }
 
-// ObserveLatePayment counts one late payment by what the acquirer answered to its devolution:
+// ObserveLatePayment counts one payment that paid no charge (late, or of another amount), once,
+// by what the acquirer answered to its devolution:
 // returned (DEVOLVIDO), in_progress (EM_PROCESSAMENTO), not_done (NAO_REALIZADO) or error (no
 // answer; the money stays in suspense until the acquirer's callback says more).
 func (m *Metrics) ObserveLatePayment(res ports.DevolutionResult, err error) {

@@ -563,18 +563,22 @@ func accountIDs(ctx context.Context, coll *mdb.Collection) ([]string, error) {
 }
 
 // Post stores each journal entry among postings (domain.Journals) in its account's ledger in
-// one step (see post), in order, skipping what is stored already. It stops at the first
-// refusal; the journals before it stay stored, and a retry of the same call stores the rest
-// once.
-func (l *LedgerRepository) Post(ctx context.Context, postings ...domain.Posting) error {
+// one step (see post), in order, skipping what is stored already; the entry's _id, the first
+// posting's id, makes exactly one of concurrent posts of one journal store it, on every server.
+// It stops at the first refusal; the journals before it stay stored, and a retry of the same
+// call stores the rest once. It tells how many postings this call stored.
+func (l *LedgerRepository) Post(ctx context.Context, postings ...domain.Posting) (int, error) {
 	ctx, cancel := l.s.op(ctx)
 	defer cancel()
+	stored := 0
 	for _, j := range domain.Journals(postings) {
-		if _, err := l.post(ctx, j, false, l.s.cfg.Clock.Now()); err != nil {
-			return err
+		n, err := l.post(ctx, j, false, l.s.cfg.Clock.Now())
+		stored += n
+		if err != nil {
+			return stored, err
 		}
 	}
-	return nil
+	return stored, nil
 }
 
 // paymentDoc is a claimed PIX payment; its _id, the end-to-end id, makes the first claim win.

@@ -504,6 +504,88 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 	})
 }
 
+// TestAPaymentOfAnotherAmountIsSentBackOnce: the payer's money reached pixgate's key, so a
+// payment whose valor differs from its charge's amount is handled as a late payment's, once,
+// whatever the acquirer's retries: into suspense, its devolution asked for at once (the
+// acquirer's API answers EM_PROCESSAMENTO), counted and logged; the later callback that
+// reports the devolution made takes it out of suspense.
+func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
+	psp, settings := dvStartPSP(t, "EM_PROCESSAMENTO")
+	e := acqEnv(t, settings)
+	_, tok := e.account()
+	id := e.lcCreate(tok) // 10.00
+	before, balance := e.lcGet(tok, id), string(e.do("GET", "/balance", tok, nil).body)
+	unchanged := func(t *testing.T) {
+		t.Helper()
+		if after := e.lcGet(tok, id); !bytes.Equal(after.body, before.body) {
+			t.Fatalf("the charge changed:\n%s\n%s", before.body, after.body)
+		}
+		if got := string(e.do("GET", "/balance", tok, nil).body); got != balance {
+			t.Fatalf("the merchant's balance moved: %s -> %s", balance, got)
+		}
+	}
+	e2e := acqNewE2E()
+	devolution := application.LateDevolutionID(e2e)
+	entry := acqPix(acqTxID(t, id), e2e)
+	entry["valor"] = "10.01"
+	counted := func(t *testing.T) {
+		t.Helper()
+		var lines []string
+		for _, l := range strings.Split(e.dvMetrics(), "\n") {
+			if strings.HasPrefix(l, "pixgate_late_payments_total{") {
+				lines = append(lines, l)
+			}
+		}
+		if want := []string{`pixgate_late_payments_total{outcome="in_progress"} 1`}; !slices.Equal(lines, want) {
+			t.Fatalf("metric %q, want %q", lines, want)
+		}
+		if got, want := psp.asked(), []string{"PUT /api/v2/pix/" + e2e + "/devolucao/" + devolution}; !slices.Equal(got, want) {
+			t.Fatalf("the acquirer was asked %q, want %q", got, want)
+		}
+	}
+
+	for i := range 2 { // the callback, then the acquirer's retry of it
+		res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{entry}}))
+		if res[0].Outcome != "amount_mismatch" || res[0].Status != "PIX_QRCODE_GENERATED" ||
+			!strings.Contains(res[0].Detail, "10.01") || !strings.Contains(res[0].Detail, devolution) {
+			t.Fatalf("delivery %d: %+v", i+1, res)
+		}
+		unchanged(t)
+		counted(t)
+		if report := e.dvVerify(); !strings.Contains(report, "suspense 10.01") {
+			t.Fatalf("delivery %d: the 10.01 is not in suspense:\n%s", i+1, report)
+		}
+	}
+	psp.mu.Lock()
+	valor := slices.Clone(psp.valor)
+	psp.mu.Unlock()
+	if !slices.Equal(valor, []string{"10.01"}) {
+		t.Fatalf("devolutions of %q asked, want all of the 10.01", valor)
+	}
+	line := dvLogLine(t, e.log.String(), "late payment")
+	if line["endToEndId"] != e2e || line["transactionId"] != id || line["amount"] != "10.01" || line["outcome"] != "amount_mismatch" ||
+		line["devolutionId"] != devolution || line["result"] != "EM_PROCESSAMENTO" {
+		t.Fatalf("log line %v", line)
+	}
+
+	// The acquirer reports the devolution made, with the payment, as API Pix does; and sends
+	// that again.
+	back := acqPix(acqTxID(t, id), e2e)
+	back["valor"] = "10.01"
+	back["devolucoes"] = []any{acqDevolucaoOf(devolution, "10.01", "DEVOLVIDO")}
+	for i, want := range []string{"applied", "already_applied"} {
+		res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{back}}))
+		if res[0].Outcome != "amount_mismatch" || len(res[0].Devolucoes) != 1 || res[0].Devolucoes[0].Outcome != want {
+			t.Fatalf("devolution callback %d: %+v, want amount_mismatch and the devolution %s", i+1, res, want)
+		}
+		unchanged(t)
+		counted(t)
+		if report := e.dvVerify(); !strings.Contains(report, "suspense 0.00") {
+			t.Fatalf("devolution callback %d: suspense is not back to zero:\n%s", i+1, report)
+		}
+	}
+}
+
 func TestAcquirerMalformedBodies422(t *testing.T) {
 	e := acqEnv(t, nil)
 	_, tok := e.account()

@@ -277,7 +277,7 @@ func settings() []setting {
 			c.TokenBurst = int(n)
 			return err
 		}},
-		{"PIXGATE_TOKEN_FAILURE_LIMIT", "60", "Failed token requests (400, 401) a minute per client address; 0 turns the limit off.", func(c *Config, v string) error {
+		{"PIXGATE_TOKEN_FAILURE_LIMIT", "60", "Failed token requests (400, 401) a minute per client address, and wrong secrets a minute per client_id; 0 turns both limits off.", func(c *Config, v string) error {
 			n, err := intIn(v, 0, 1_000_000)
 			c.TokenFailures = int(n)
 			return err

@@ -48,14 +48,16 @@ func (a *app) reportRefund(err error) {
 	a.log.Warn("refund left for the acquirer's callback", slog.String("error", err.Error()))
 }
 
-// latePayment counts a payment that belonged to no charge and logs one line: the payment,
-// the devolution asked for and its answer; never the payer.
+// latePayment counts a payment that belonged to no charge (a late payment, or one of another
+// amount than its charge's) and logs one line: the payment, why it paid nothing (outcome), the
+// devolution asked for and its answer; never the payer.
 func (a *app) latePayment(l application.LatePayment) {
 	a.metrics.ObserveLatePayment(l.Result, l.Err)
 	attrs := []any{
 		slog.String("endToEndId", l.Claim.EndToEndID),
 		slog.String("transactionId", l.Claim.TransactionID),
 		slog.String("amount", l.Claim.Amount.Reais()),
+		slog.String("outcome", string(l.Outcome)),
 		slog.String("devolutionId", l.Devolution.ID),
 	}
 	if l.Err != nil {

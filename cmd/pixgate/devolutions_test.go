@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -120,7 +121,8 @@ func TestTheRecoverJobRunsWithTheOthers(t *testing.T) {
 	t.Fatalf("no job %q", recoverJobName)
 }
 
-// dvPSP is an acquirer's API Pix over real TLS that returns every devolution at once.
+// dvPSP is an acquirer's API Pix over real TLS that answers every devolution with one status
+// (DEVOLVIDO: returned at once) and records what it was asked.
 type dvPSP struct {
 	mu    sync.Mutex
 	paths []string
@@ -128,7 +130,12 @@ type dvPSP struct {
 	valor []string
 }
 
-func TestWithAnAcquirerAPIARefundIsAskedForAndSettledByItsAnswer(t *testing.T) {
+// dvPSPToken is the bearer token pixgate sends the dvPSP.
+const dvPSPToken = "psp-token-0123456789abcdef"
+
+// dvStartPSP starts a dvPSP answering status and returns the settings that point pixgate at it.
+func dvStartPSP(t *testing.T, status string) (*dvPSP, map[string]string) {
+	t.Helper()
 	psp := &dvPSP{}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct{ Valor string }
@@ -139,16 +146,28 @@ func TestWithAnAcquirerAPIARefundIsAskedForAndSettledByItsAnswer(t *testing.T) {
 		psp.mu.Unlock()
 		id := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 		_ = json.NewEncoder(w).Encode(map[string]string{"id": id, "rtrId": domain.NewEndToEndID('D', "12345678", time.Now()),
-			"valor": body.Valor, "status": "DEVOLVIDO"})
+			"valor": body.Valor, "status": status})
 	}))
 	t.Cleanup(srv.Close)
 	ca := filepath.Join(t.TempDir(), "psp-ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	const token = "psp-token-0123456789abcdef"
-	e := acqEnv(t, map[string]string{"PIXGATE_SANDBOX": "false", "PIXGATE_ACQUIRER_API_URL": srv.URL + "/api/v2",
-		"PIXGATE_ACQUIRER_API_TOKEN": token, "PIXGATE_ACQUIRER_API_CA_FILE": ca})
+	return psp, map[string]string{"PIXGATE_SANDBOX": "false", "PIXGATE_ACQUIRER_API_URL": srv.URL + "/api/v2",
+		"PIXGATE_ACQUIRER_API_TOKEN": dvPSPToken, "PIXGATE_ACQUIRER_API_CA_FILE": ca}
+}
+
+// asked lists the requests the PSP received, as "METHOD path".
+func (p *dvPSP) asked() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.paths)
+}
+
+func TestWithAnAcquirerAPIARefundIsAskedForAndSettledByItsAnswer(t *testing.T) {
+	psp, settings := dvStartPSP(t, "DEVOLVIDO")
+	const token = dvPSPToken
+	e := acqEnv(t, settings)
 	_, tok := e.account()
 	id, _, e2e := e.dvPaid(tok)
 	refundID := e.acqRefund(tok, id, 500)

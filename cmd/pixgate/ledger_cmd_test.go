@@ -90,7 +90,7 @@ func TestLedgerVerifyFailsOnAnEntryOfNoResource(t *testing.T) {
 	accountID, _ := ledgerFill(t, e)
 	ghost := domain.Posting{ID: "ghost/0/withdrawal", Type: domain.MoveWithdrawal, AccountID: accountID,
 		Resource: domain.ResourceWithdrawal, ResourceID: "ghost", Debit: domain.LedgerAvailable, Credit: domain.LedgerPayouts, Amount: 10}
-	if err := e.app.stores.ledger.Post(context.Background(), ghost); err != nil {
+	if _, err := e.app.stores.ledger.Post(context.Background(), ghost); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -176,7 +176,7 @@ func (b booksApart) withdrawn(t *testing.T, account string, amount domain.Cents,
 func (b booksApart) post(t *testing.T, journals ...[]domain.Posting) {
 	t.Helper()
 	for _, j := range journals {
-		if err := b.ledger.Post(context.Background(), j...); err != nil {
+		if _, err := b.ledger.Post(context.Background(), j...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -552,6 +556,153 @@ func TestTokenRequestsAreLimited(t *testing.T) {
 		tkTokenError(t, e.tkForm("/oauth/token", url.Values{"client_id": {"nobody"}, "client_secret": {"guess-3"}}), http.StatusTooManyRequests, "slow_down")
 		if r := e.do("GET", "/.well-known/oauth-authorization-server", "", nil); r.status != http.StatusOK {
 			t.Fatalf("the metadata is not a token request and is not limited: %d", r.status)
+		}
+	})
+}
+
+// tkFormFrom posts form to a token endpoint from the loopback address 127.0.0.host. The token
+// limits count the TCP peer's address (forwarding headers are not trusted), and on Linux all of
+// 127.0.0.0/8 reaches the loopback interface: each host is another client address, over real
+// HTTP.
+func (e *env) tkFormFrom(host byte, path string, form url.Values) response {
+	e.t.Helper()
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, host)}, Timeout: 10 * time.Second}
+	transport := &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}
+	defer transport.CloseIdleConnections()
+	req, err := http.NewRequest("POST", e.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := (&http.Client{Transport: transport, Timeout: time.Minute}).Do(req)
+	if err != nil {
+		if runtime.GOOS != "linux" {
+			e.t.Skipf("sending from 127.0.0.%d: %v (only Linux routes all of 127.0.0.0/8 to loopback)", host, err)
+		}
+		e.t.Fatalf("POST %s from 127.0.0.%d: %v", path, host, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: raw}
+}
+
+// TestTokenLimitsCannotBeTurnedAgainstAClient: a client_id is no secret (it is in every token),
+// so whoever knows one can send wrong secrets for it from many addresses, each within its own
+// failure budget. Those guesses must neither keep the right secret from its token nor be
+// checked faster than the client_id's failure budget allows.
+func TestTokenLimitsCannotBeTurnedAgainstAClient(t *testing.T) {
+	t.Parallel()
+	frozen := func(a *app) { a.clock = &fakeClock{at: time.Now().UTC()} }
+	advance := func(e *env, d time.Duration) { e.app.clock.(*fakeClock).Advance(d) }
+	wrong := func(clientID string, n int) url.Values {
+		return url.Values{"client_id": {clientID}, "client_secret": {fmt.Sprintf("guess-%d", n)}}
+	}
+
+	t.Run("ten addresses guessing once a second each do not lock the right secret out", func(t *testing.T) {
+		t.Parallel()
+		// The defaults: 10 token requests a second per client_id with bursts of 20, 60 failures
+		// a minute per address and per client_id.
+		e := newEnv(t, map[string]string{"PIXGATE_TOKEN_RATE_LIMIT_RPS": "10", "PIXGATE_TOKEN_RATE_LIMIT_BURST": "20",
+			"PIXGATE_TOKEN_FAILURE_LIMIT": "60"}, frozen)
+		victim := e.tkAccount()
+		answers := map[string]int{}
+		guess := func(host byte, n int) {
+			r := e.tkFormFrom(host, "/oauth/token", wrong(victim.Credential.ClientID, n))
+			answers[fmt.Sprintf("%d %s", r.status, r.json(t)["error"])]++
+		}
+		guesses := 0
+		for host := byte(10); host < 20; host++ { // two guesses each: the size of the client's burst
+			guess(host, guesses)
+			guess(host, guesses+1)
+			guesses += 2
+		}
+		refused := 0
+		for second := range 12 {
+			for host := byte(10); host < 20; host++ { // one guess a second from each, 100 ms apart
+				advance(e, 100*time.Millisecond)
+				guess(host, guesses)
+				guesses++
+			}
+			if r := e.tkFormFrom(2, "/oauth/token", tkCreds(victim.Credential)); r.status != http.StatusOK {
+				refused++
+				t.Logf("second %d: the right secret answered %d %s", second, r.status, r.body)
+			}
+		}
+		if refused > 0 {
+			t.Fatalf("the right secret was refused %d times in 12 while other addresses guessed", refused)
+		}
+		// Each address stayed within its own budget (14 failures); the client_id's budget (60
+		// a minute, so 72 in these 12 s) is all the guesses that were checked.
+		if answers["401 invalid_client"] > 72 || answers["401 invalid_client"]+answers["429 slow_down"] != guesses {
+			t.Fatalf("%d guesses answered %v; want at most 72 checked (401), the rest 429 slow_down", guesses, answers)
+		}
+	})
+
+	t.Run("wrong secrets spend nothing of the client_id's rate, the right secret does", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, map[string]string{"PIXGATE_TOKEN_RATE_LIMIT_RPS": "0.001", "PIXGATE_TOKEN_RATE_LIMIT_BURST": "2",
+			"PIXGATE_TOKEN_FAILURE_LIMIT": "60"}, frozen)
+		victim := e.tkAccount()
+		for host := byte(10); host < 15; host++ {
+			if r := e.tkFormFrom(host, "/auth/token", wrong(victim.Credential.ClientID, int(host))); r.status != http.StatusUnauthorized {
+				t.Fatalf("guess from 127.0.0.%d: %d %s, want 401", host, r.status, r.body)
+			}
+		}
+		tkAccessToken(t, e.tkFormFrom(2, "/oauth/token", tkCreds(victim.Credential)))
+		tkAccessToken(t, e.tkFormFrom(3, "/auth/token", tkCreds(victim.Credential)))
+		r := e.tkFormFrom(2, "/oauth/token", tkCreds(victim.Credential))
+		tkTokenError(t, r, http.StatusTooManyRequests, "slow_down")
+		if !strings.Contains(r.json(t)["error_description"].(string), "reuse the token") {
+			t.Fatalf("the client's own rate answered %s", r.body)
+		}
+	})
+
+	t.Run("past the client_id's failure budget guesses answer 429 slow_down, unknown or known, and the right secret 200", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, map[string]string{"PIXGATE_TOKEN_FAILURE_LIMIT": "3"}, frozen) // one failure every 20 s
+		victim := e.tkAccount()
+		type answer struct {
+			status     int
+			error      string
+			retryAfter string
+		}
+		read := func(r response) answer {
+			return answer{r.status, fmt.Sprint(r.json(t)["error"]), r.header.Get("Retry-After")}
+		}
+		// The same guesses against the victim and against a client_id nobody holds, each from
+		// addresses of its own: an outsider must not tell them apart.
+		run := func(clientID string, first byte) []answer {
+			var out []answer
+			for host := first; host < first+5; host++ { // three spend the budget, two come after it
+				out = append(out, read(e.tkFormFrom(host, "/oauth/token", wrong(clientID, int(host)))))
+			}
+			// An address that guessed gets no further guess checked, not even one that happens
+			// to be right: it could not tell the right secret from the others.
+			out = append(out, read(e.tkFormFrom(first, "/oauth/token", wrong(clientID, 99))))
+			return out
+		}
+		known := run(victim.Credential.ClientID, 10)
+		unknown := run("c0ffee00-0000-4000-8000-000000000000", 30)
+		want := []answer{{401, "invalid_client", ""}, {401, "invalid_client", ""}, {401, "invalid_client", ""},
+			{429, "slow_down", "20"}, {429, "slow_down", "20"}, {429, "slow_down", "20"}}
+		if !slices.Equal(known, want) || !slices.Equal(unknown, want) {
+			t.Fatalf("guesses answered\n%v for the client\n%v for an unknown client_id\nwant %v", known, unknown, want)
+		}
+		tkTokenError(t, e.tkFormFrom(10, "/oauth/token", tkCreds(victim.Credential)), http.StatusTooManyRequests, "slow_down")
+
+		tkAccessToken(t, e.tkFormFrom(2, "/oauth/token", tkCreds(victim.Credential)))
+		tkAccessToken(t, e.tkFormFrom(3, "/auth/token", tkCreds(victim.Credential)))
+
+		// 20 s later the budget holds one failure again: one more guess is checked.
+		advance(e, 20*time.Second)
+		if got := read(e.tkFormFrom(11, "/oauth/token", wrong(victim.Credential.ClientID, 100))); got != (answer{401, "invalid_client", ""}) {
+			t.Fatalf("a guess once the budget refilled: %v, want it checked (401)", got)
+		}
+		if got := read(e.tkFormFrom(15, "/oauth/token", wrong(victim.Credential.ClientID, 101))); got.status != http.StatusTooManyRequests {
+			t.Fatalf("the guess after it: %v, want 429", got)
 		}
 	})
 }

@@ -27,7 +27,7 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 		{"concurrent withdrawals and refunds of one account never overdraw", ledgerConcurrentWithdrawalsRefundsAccountNever},
 		{"the statement pages newest first by entry number, with filters", ledgerStatementPagesNewestFirstEntry},
 		{"scan walks a ledger oldest first, and ledgers lists the ledgers with entries", ledgerScanWalksLedgerOldestFirst},
-		{"post stores a posting once whatever the retries, late payments in the service's ledger", ledgerPostStoresPostingOnceWhatever},
+		{"post stores a posting once whatever the retries and tells the one call that stored it, late payments in the service's ledger", ledgerPostStoresPostingOnceWhatever},
 		{"post records a journal's postings in one step, all or none", ledgerPostRecordsJournalWhole},
 		{"a payment's end-to-end id is claimed once, by the first", ledgerPaymentEndEndIdClaimed},
 		{"recover finds nothing to do on a store nothing interrupted", ledgerRecoverFindsNothingDoStore},
@@ -330,16 +330,32 @@ func ledgerPostStoresPostingOnceWhatever(t *testing.T, newStore func(t *testing.
 	t.Parallel()
 	s, ctx := newStore(t), context.Background()
 	arrive, leave := domain.LatePaymentPostings("E0000000020261122111111aaaaaaaa", domain.NewID(), 1234)
-	for range 3 {
-		if err := s.Ledger.Post(ctx, arrive); err != nil {
+	for i := range 3 {
+		n, err := s.Ledger.Post(ctx, arrive)
+		if err != nil {
 			t.Fatalf("Post: %v", err)
 		}
+		want := 0 // stored already
+		if i == 0 {
+			want = 1
+		}
+		if n != want {
+			t.Errorf("Post number %d of one posting answered %d stored, want %d", i+1, n, want)
+		}
 	}
-	errs := concurrently(4, func(int) error { return s.Ledger.Post(ctx, leave) })
+	stored := make([]int, 4)
+	errs := concurrently(4, func(i int) error {
+		n, err := s.Ledger.Post(ctx, leave)
+		stored[i] = n
+		return err
+	})
 	for _, err := range errs {
 		if err != nil {
 			t.Errorf("Post: %v", err)
 		}
+	}
+	if total := stored[0] + stored[1] + stored[2] + stored[3]; total != 1 {
+		t.Errorf("four concurrent posts of one posting answered %v stored, want exactly one 1", stored)
 	}
 	var ids []string
 	_ = s.Ledger.Scan(ctx, "", func(e domain.Entry) error { ids = append(ids, e.ID); return nil })
@@ -358,7 +374,7 @@ func ledgerPostRecordsJournalWhole(t *testing.T, newStore func(t *testing.T) Sto
 	}
 	in := leg(account+"/in", "", domain.LedgerClearing, domain.LedgerAvailable, 500, false)
 	tooMuch := leg(account+"/out", in.ID, domain.LedgerAvailable, domain.LedgerBlocked, 501, true)
-	if err := s.Ledger.Post(ctx, in, tooMuch); !errors.Is(err, domain.ErrInsufficientBalance) {
+	if _, err := s.Ledger.Post(ctx, in, tooMuch); !errors.Is(err, domain.ErrInsufficientBalance) {
 		t.Fatalf("Post of a journal whose debit its credit does not cover: %v, want ErrInsufficientBalance", err)
 	}
 	if es, err := s.Ledger.Entries(ctx, ports.EntryFilter{AccountID: account}, 10); err != nil || len(es) != 0 {
@@ -366,7 +382,7 @@ func ledgerPostRecordsJournalWhole(t *testing.T, newStore func(t *testing.T) Sto
 	}
 	out := leg(account+"/out", in.ID, domain.LedgerAvailable, domain.LedgerBlocked, 500, true)
 	for range 2 {
-		if err := s.Ledger.Post(ctx, in, out); err != nil {
+		if _, err := s.Ledger.Post(ctx, in, out); err != nil {
 			t.Fatalf("Post of a journal its credit covers: %v", err)
 		}
 	}
@@ -567,12 +583,12 @@ func randomWalk(t *testing.T, s Stores, steps int) {
 			r := txs[rng.IntN(len(txs))]
 			arrive, leave := domain.LatePaymentPostings(fmt.Sprintf("E%031d", step), r.id, domain.Cents(1+rng.IntN(900)))
 			late = append(late, arrive)
-			if err := s.Ledger.Post(ctx, arrive); err != nil {
+			if _, err := s.Ledger.Post(ctx, arrive); err != nil {
 				t.Fatalf("step %d: Post: %v", step, err)
 			}
 			if rng.IntN(2) == 0 {
 				late = append(late, leave)
-				if err := s.Ledger.Post(ctx, leave); err != nil {
+				if _, err := s.Ledger.Post(ctx, leave); err != nil {
 					t.Fatalf("step %d: Post: %v", step, err)
 				}
 			}

@@ -139,7 +139,7 @@ func seedLedger(ctx context.Context, l ports.Ledger, account string, from, to, b
 			return n, nil
 		}
 		end := min(n+batch, to)
-		if err := l.Post(ctx, seedPostings(account, n, end)...); err != nil {
+		if _, err := l.Post(ctx, seedPostings(account, n, end)...); err != nil {
 			return n, fmt.Errorf("seeding the ledger of %s at entry %d: %w", account, n, err)
 		}
 		n = end
