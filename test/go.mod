@@ -6,6 +6,7 @@ replace github.com/pixgate/pixgate => ../
 
 require (
 	github.com/FerretDB/FerretDB v1.24.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/boombuler/barcode v1.1.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/getkin/kin-openapi v0.142.0
