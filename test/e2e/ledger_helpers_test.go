@@ -41,7 +41,7 @@ func (s *stack) ledgerVerify(args ...string) verifyRun {
 	ctr, err := testcontainers.Run(ctx, s.image,
 		testcontainers.WithEnv(s.env),
 		testcontainers.WithCmd(append([]string{"ledger", "verify"}, args...)...),
-		testcontainers.WithLabels(map[string]string{"org.pixgate.test": "e2e-ledger-verify"}),
+		testdb.WithLabels("e2e-ledger-verify"),
 		tcnetwork.WithNetworkName([]string{"ledger-verify"}, s.network.Name),
 		testcontainers.WithWaitStrategy(wait.ForExit().WithExitTimeout(2*time.Minute).WithPollInterval(200*time.Millisecond)),
 	)

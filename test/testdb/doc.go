@@ -6,9 +6,13 @@
 // programs (FROM scratch, a static binary) for end-to-end suites.
 //
 // The testcontainers reaper image cannot be pulled either, so TESTCONTAINERS_RYUK_DISABLED is
-// set and every container is removed by the test that started it (Start) or by Main (the
-// shared server of a test binary). FerretDB containers also stop by themselves after an hour,
-// should a killed test binary leave one behind.
+// set and every container is removed by the test that started it (Start, and the suites'
+// testcontainers.CleanupContainer right after each start) or by Main (the shared server of a
+// test binary). Every container and network carries Labels: its role, the run (`make test`'s
+// leftover check finds by it what a run left behind), and the test binary (Main removes the
+// binary's own shortly before its -timeout, when the tests' cleanups would never run, and when
+// it is interrupted). FerretDB containers also stop by themselves after an hour, should a test
+// binary killed outright leave one behind.
 //
 // The package is for tests only: it knows the MongoDB adapter, testcontainers and FerretDB,
 // none of which may reach the product's module.
