@@ -5,6 +5,9 @@
 // (unless PIXGATE_TEST_REQUIRE_DOCKER=1); a database of each test's own; and images of Go
 // programs (FROM scratch, a static binary) for end-to-end suites.
 //
+// FerretDB keeps its data in SQLite files, or with PIXGATE_TEST_FERRETDB_BACKEND=postgresql in
+// a PostgreSQL server the test binary starts from the machine's PostgreSQL programs (EnvBackend).
+//
 // The testcontainers reaper image cannot be pulled either, so TESTCONTAINERS_RYUK_DISABLED is
 // set and every container is removed by the test that started it (Start, and the suites'
 // testcontainers.CleanupContainer right after each start) or by Main (the shared server of a

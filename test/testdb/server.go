@@ -149,7 +149,11 @@ func Start(t testing.TB, o Options) *Server {
 			t.Skipf("no Docker engine answers (%v): this test needs containers", err)
 		}
 		dir := t.TempDir()
-		p, err := startInProcess(ctx, dir)
+		pgURL, err := postgresURL(ctx, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := startInProcess(ctx, dir, pgURL)
 		if err != nil {
 			t.Fatalf("start FerretDB in process: %v", err)
 		}
@@ -183,6 +187,16 @@ func startContainer(ctx context.Context, o Options, cleanup func(*testcontainers
 		}
 		ferret = true
 		opts = append(opts, testcontainers.WithCmdArgs("-lifetime", containerLifetime))
+		pgURL, err := postgresURL(ctx, postgresHost, true)
+		if err != nil {
+			return nil, err
+		}
+		if pgURL != "" {
+			opts = append(opts, testcontainers.WithCmdArgs("-postgresql-url", pgURL),
+				testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+					hc.ExtraHosts = append(hc.ExtraHosts, postgresHost+":host-gateway")
+				}))
+		}
 	}
 	if o.Restartable {
 		port, err := freePort()
@@ -416,7 +430,11 @@ func startShared() (*Server, error) {
 			return nil, err
 		}
 		sharedCleanup = append(sharedCleanup, func() { os.RemoveAll(dir) })
-		p, err := startInProcess(ctx, dir)
+		pgURL, err := postgresURL(ctx, "", false)
+		if err != nil {
+			return nil, err
+		}
+		p, err := startInProcess(ctx, dir, pgURL)
 		if err != nil {
 			return nil, err
 		}
