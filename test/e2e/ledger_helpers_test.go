@@ -166,6 +166,26 @@ func inFlight(ctx context.Context, db *mdb.Database) (int64, error) {
 	return a + b, err
 }
 
+// waitLedgerWhole waits, within at most, until Recover has finished what the kills left:
+// no document with pending postings, no open entry. It fails the test when that does not
+// happen in time, and answers how long it took.
+func (s *stack) waitLedgerWhole(within time.Duration) time.Duration {
+	t := s.t
+	t.Helper()
+	db := s.ledgerDB()
+	start := time.Now()
+	eventually(t, within, "Recover to finish what the kills left", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		l, err := countLeftovers(ctx, db)
+		if err != nil {
+			return false, err.Error()
+		}
+		return l.none(), l.String()
+	})
+	return time.Since(start)
+}
+
 // waitSettled waits, within at most, until Recover has finished what the kills left and the
 // sandbox has settled every refund and withdrawal in progress, so that the audit reads a store
 // at rest. It fails the test when that does not happen in time.
