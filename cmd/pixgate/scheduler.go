@@ -16,14 +16,15 @@ import (
 // they run.
 //
 // Each job runs on its own, at start and then on its application.Pace: after a sweep that
-// found work it looks again soon (at once on a fast store, after its interval at most); after
-// one that found nothing it waits its interval, stretched to application.SweepShare times the
-// sweep's duration on a slow store, so that sweeps finding nothing on FerretDB, which reads
-// the whole collection for them, keep the store busy a hundredth of the time per job; and
-// never longer than its bound, whatever the store costs. So no job waits behind another's
-// sweep or cost, the store keeps most of its time for requests, and work that is due (a
-// change a crash left without its entries, a refund to settle, an expiry) is acted on within
-// the job's bound plus the sweep's own time. The dispatcher (a worker) paces its idle polls
+// found work it looks again soon (after application.SweepShare times that sweep's duration,
+// its interval at most); after one that found nothing it waits its interval, stretched to
+// SweepShare times the sweep's duration on a slow store, so that sweeps finding nothing on
+// FerretDB, which reads the whole collection for them, keep the store busy a hundredth of the
+// time per job; and never longer than its bound, whatever the store costs (where the bound
+// cuts a wait short, the job takes more of the store's time: the bound wins). So no job waits
+// behind another's sweep or cost, and work that is due (a change a crash left without its
+// entries, a refund to settle, an expiry) is acted on within the job's bound plus the sweep's
+// own time. The dispatcher (a worker) paces its idle polls
 // the same way (application.DispatcherConfig.MaxPollInterval); an outbox added later takes a
 // Pace too. The README's "Background work" states the bounds; a change to the paces below
 // changes them.
