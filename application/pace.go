@@ -26,10 +26,13 @@ const SweepShare = 100
 //     SweepShare times the sweep's duration when that is longer (a slow store), but never after
 //     more than Bound. Where Bound cuts the wait short, the job's idle sweeps take more than a
 //     SweepShare-th of the store's time: the bound on the delay wins over the store's share.
+//     Only a sweep that itself took longer than Bound makes the job wait that long instead, so
+//     that a job finding nothing never keeps the store busy more than half the time.
 type Pace struct {
 	// Interval is the usual wait between sweeps on a store that answers at once.
 	Interval time.Duration
-	// Bound is the longest wait after any sweep (Interval when it is less).
+	// Bound is the longest wait after any sweep (Interval when it is less), unless the sweep
+	// itself took longer.
 	Bound time.Duration
 }
 
@@ -39,5 +42,5 @@ func (p Pace) Next(took time.Duration, found bool) time.Duration {
 	if found {
 		return min(stretched, p.Interval)
 	}
-	return min(max(p.Interval, stretched), max(p.Bound, p.Interval))
+	return min(max(p.Interval, stretched), max(p.Bound, p.Interval, took))
 }

@@ -21,13 +21,15 @@ import (
 // SweepShare times the sweep's duration on a slow store, so that sweeps finding nothing on
 // FerretDB, which reads the whole collection for them, keep the store busy a hundredth of the
 // time per job; and never longer than its bound, whatever the store costs (where the bound
-// cuts a wait short, the job takes more of the store's time: the bound wins). So no job waits
-// behind another's sweep or cost, and work that is due (a change a crash left without its
-// entries, a refund to settle, an expiry) is acted on within the job's bound plus the sweep's
-// own time. The dispatcher (a worker) paces its idle polls
-// the same way (application.DispatcherConfig.MaxPollInterval); an outbox added later takes a
-// Pace too. The README's "Background work" states the bounds; a change to the paces below
-// changes them.
+// cuts a wait short, the job takes more of the store's time: the bound wins; only a sweep
+// longer than the bound is followed by as long a wait, so that a job sweeping for nothing
+// keeps the store busy half the time at most). So no job waits behind another's sweep or
+// cost, and work that is due (a change a crash left without its entries, a refund to settle,
+// an expiry) is acted on within the job's bound plus the sweep's own time. The dispatcher (a
+// worker) paces its idle polls the same way (application.DispatcherConfig.MaxPollInterval);
+// an outbox added later takes a Pace too. The README's "Background work" states the bounds; a
+// change to the paces below changes them. On FerretDB on SQLite, whose sweeps read every
+// document, the bounds cost the store's time (docs/PERFORMANCE.md measures how much).
 //
 // The jobs used to take turns and share one budget (after any sweep that took d, no sweep of
 // any job for 19 times d): on FerretDB under load, with sweeps of a second or more, ledger
