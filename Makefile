@@ -4,8 +4,12 @@ GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 # The run's name, on every container and network the suites start (label
-# org.pixgate.test.run): test-leftovers looks for this run's and touches nothing else.
-export PIXGATE_TEST_RUN ?= make-$(shell date -u +%Y%m%dT%H%M%S)-$(shell echo $$PPID)
+# org.pixgate.test.run): test-leftovers looks for this run's and touches nothing else. Set once
+# (:=), so that the suites and the check after them see the same name.
+ifndef PIXGATE_TEST_RUN
+PIXGATE_TEST_RUN := make-$(shell date -u +%Y%m%dT%H%M%S)-$(shell echo $$PPID)
+endif
+export PIXGATE_TEST_RUN
 
 .PHONY: run build test test-unit test-integration test-integration-suites test-leftovers browser lint fuzz bench load soak image
 
