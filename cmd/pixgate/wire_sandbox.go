@@ -6,6 +6,7 @@ import (
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
 	"github.com/pixgate/pixgate/adapters/sandbox"
+	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
 
@@ -60,7 +61,7 @@ func (a *app) wireSandbox(deps *httpapi.Deps) error {
 	// than twice a second.
 	wdInterval := min(max(a.cfg.SandboxSettle/4, 500*time.Millisecond), 10*time.Second)
 	a.jobs = append(a.jobs,
-		job{name: sandboxRefundSettleJob, interval: sandboxRefundSettleEvery, run: settleTxs.RunOnce},
-		job{name: settleJobName, interval: wdInterval, run: settleWds.RunOnce})
+		job{name: sandboxRefundSettleJob, pace: application.Pace{Interval: sandboxRefundSettleEvery, Bound: sandboxSettleBound}, run: settleTxs.RunOnce},
+		job{name: settleJobName, pace: application.Pace{Interval: wdInterval, Bound: sandboxSettleBound}, run: settleWds.RunOnce})
 	return nil
 }
