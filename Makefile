@@ -3,8 +3,15 @@
 GO      ?= go
 ADDR    ?= :8080
 export TESTCONTAINERS_RYUK_DISABLED ?= true
+# The run's name, on every container and network the suites start (label
+# org.pixgate.test.run): test-leftovers looks for this run's and touches nothing else. Set once
+# (:=), so that the suites and the check after them see the same name.
+ifndef PIXGATE_TEST_RUN
+PIXGATE_TEST_RUN := make-$(shell date -u +%Y%m%dT%H%M%S)-$(shell echo $$PPID)
+endif
+export PIXGATE_TEST_RUN
 
-.PHONY: run build test test-unit test-integration browser zbar qr-readback lint fuzz bench load soak image
+.PHONY: run build test test-unit test-integration test-integration-suites test-leftovers browser zbar qr-readback lint fuzz bench load soak image
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -17,14 +24,39 @@ build:
 
 ## test: every test that must pass: lint, the product module with -race, and the test/ module
 ## (the browser test needs Chromium, the tests that read QR images back zbarimg: installed here
-## with apt-get when missing, if we may)
-test: lint zbar test-unit browser test-integration
+## with apt-get when missing, if we may); then, pass or fail, test-leftovers
+test:
+	@status=0; \
+	$(MAKE) --no-print-directory lint zbar test-unit browser test-integration-suites || status=$$?; \
+	$(MAKE) --no-print-directory test-leftovers || status=1; \
+	exit $$status
 
 test-unit:
 	$(GO) test -race -count=1 ./...
 
+## test-integration: the test/ module's suites, then, pass or fail, test-leftovers
 test-integration:
+	@status=0; \
+	$(MAKE) --no-print-directory test-integration-suites || status=$$?; \
+	$(MAKE) --no-print-directory test-leftovers || status=1; \
+	exit $$status
+
+test-integration-suites:
 	cd test && $(GO) test -race -count=1 -timeout 30m ./...
+
+## test-leftovers: fail, listing them, if containers or networks of this run's suites are still
+## there (each suite removes its own, pass or fail); they are removed, so the next run starts
+## clean. Only what carries this run's label is looked at. Without a Docker engine: nothing to do.
+test-leftovers:
+	@if ! docker info >/dev/null 2>&1; then echo "test-leftovers: no Docker engine answers: nothing to check"; exit 0; fi; \
+	run=org.pixgate.test.run=$(PIXGATE_TEST_RUN); \
+	ctrs=$$(docker ps -a --filter "label=$$run" --format '{{.ID}}  {{.Image}}  {{.Label "org.pixgate.test"}}  {{.Status}}  {{.Names}}'); \
+	nets=$$(docker network ls --filter "label=$$run" --format '{{.ID}}  {{.Name}}  {{.Label "org.pixgate.test"}}'); \
+	if [ -z "$$ctrs$$nets" ]; then echo "test-leftovers: the suites of run $(PIXGATE_TEST_RUN) left no container or network"; exit 0; fi; \
+	echo "test-leftovers: the suites of run $(PIXGATE_TEST_RUN) left these behind (now removed):"; \
+	[ -z "$$ctrs" ] || { echo "$$ctrs"; docker rm -f -v $$(echo "$$ctrs" | cut -d' ' -f1) >/dev/null; }; \
+	[ -z "$$nets" ] || { echo "$$nets"; docker network rm $$(echo "$$nets" | cut -d' ' -f1) >/dev/null; }; \
+	exit 1
 
 ## browser: install Debian's chromium for the payment page's browser test (test/browser) when it
 ## is missing; without root or apt-get it says so, and the test skips (or fails in CI, which sets

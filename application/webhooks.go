@@ -93,6 +93,10 @@ type DispatcherConfig struct {
 	// PollInterval is how often an idle dispatcher looks for due deliveries, and so the usual
 	// delay between a status change and its notification. Default 1 s.
 	PollInterval time.Duration
+	// MaxPollInterval bounds the wait between two looks, however long a look takes on a slow
+	// store (see Pace): a due delivery is claimed within it plus the look's own time. Default
+	// 5 s, and never less than PollInterval.
+	MaxPollInterval time.Duration
 	// Lease is how long a claimed delivery stays this dispatcher's. It must outlast a whole
 	// attempt (the sender's 10 s timeout, the account lookup and the record); a dispatcher that
 	// dies leaves its deliveries to others once it runs out. Default 1 min.
@@ -154,8 +158,8 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 	if cfg.Owner == "" {
 		return nil, errors.New("webhook dispatcher: owner is required")
 	}
-	if cfg.Concurrency < 0 || cfg.PollInterval < 0 || cfg.Lease < 0 {
-		return nil, errors.New("webhook dispatcher: concurrency, poll interval and lease must not be negative")
+	if cfg.Concurrency < 0 || cfg.PollInterval < 0 || cfg.MaxPollInterval < 0 || cfg.Lease < 0 {
+		return nil, errors.New("webhook dispatcher: concurrency, poll intervals and lease must not be negative")
 	}
 	if cfg.PerAccount < 0 || cfg.BreakerFailures < 0 || cfg.BreakerCooldown < 0 {
 		return nil, errors.New("webhook dispatcher: per-account share and breaker settings must not be negative")
@@ -176,6 +180,10 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = time.Second
 	}
+	if cfg.MaxPollInterval == 0 {
+		cfg.MaxPollInterval = 5 * time.Second
+	}
+	cfg.MaxPollInterval = max(cfg.MaxPollInterval, cfg.PollInterval)
 	if cfg.Lease == 0 {
 		cfg.Lease = time.Minute
 	}
@@ -193,29 +201,22 @@ func NewDispatcher(outbox ports.Outbox, accounts ports.AccountRepository, encode
 		clock: clock, random: random, cfg: cfg, log: log, byAcct: map[string]int{}, circuits: map[string]*circuit{}}, nil
 }
 
-// pollShare bounds the share of the time an idle dispatcher keeps the store busy looking for
-// due deliveries: after a look that took d, the next timed one waits at least pollShare times
-// d, even when PollInterval is shorter. A store that finds due deliveries through an index
-// answers in a millisecond or so and PollInterval rules; one that reads the whole collection
-// for it (FerretDB v1 on SQLite) would otherwise spend a growing part of its time on polls
-// that find nothing, at the expense of every request.
-const pollShare = 20
-
 // Run delivers due events until ctx ends: it claims as many as it has free slots, sends them in
-// parallel, and looks again when a slot frees or every PollInterval (longer on a slow store:
-// see pollShare). When ctx ends it abandons the attempts in flight (nothing is recorded for
-// them), waits for them, and gives its leases back so that another dispatcher takes over at
-// once. It answers nil, or the error of that
-// last release.
+// parallel, and looks again when a slot frees, or on its Pace: after PollInterval, sooner
+// after a look that found work on a fast store, later after one that found nothing on a slow
+// store, but never after more than MaxPollInterval. When ctx ends it abandons the attempts in
+// flight (nothing is recorded for them), waits for them, and gives its leases back so that
+// another dispatcher takes over at once. It answers nil, or the error of that last release.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	freed := make(chan struct{}, 1)
+	pace := Pace{Interval: d.cfg.PollInterval, Bound: d.cfg.MaxPollInterval}
 	poll := time.NewTimer(d.cfg.PollInterval)
 	defer poll.Stop()
 	for {
 		start := d.clock.Now()
-		d.fill(ctx, &wg, freed)
-		poll.Reset(max(d.cfg.PollInterval, pollShare*d.clock.Now().Sub(start)))
+		started := d.fill(ctx, &wg, freed)
+		poll.Reset(pace.Next(d.clock.Now().Sub(start), started > 0))
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -230,19 +231,19 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // due. Each claim skips the accounts that hold their share of the slots already and takes no
 // more than any other account may still start, so no account ever holds more than PerAccount.
 // A delivery to a host whose circuit is open is not started: its lease is left to run out,
-// which puts it back without spending an attempt.
-func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup, freed chan<- struct{}) {
+// which puts it back without spending an attempt. It answers how many it started.
+func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup, freed chan<- struct{}) (started int) {
 	for ctx.Err() == nil {
 		limit, skip := d.share()
 		if limit == 0 {
-			return
+			return started
 		}
 		batch, err := d.outbox.Claim(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, limit, skip)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.log.Error("claiming webhook deliveries", "err", err)
 			}
-			return
+			return started
 		}
 		held := 0
 		for _, dl := range batch {
@@ -251,6 +252,7 @@ func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup, freed chan<- 
 				held++
 				continue
 			}
+			started++
 			wg.Go(func() {
 				if err := d.deliver(ctx, dl, host); err != nil {
 					d.log.Error("delivering webhook", "event", dl.Event.ID, "err", err)
@@ -266,12 +268,13 @@ func (d *Dispatcher) fill(ctx context.Context, wg *sync.WaitGroup, freed chan<- 
 			d.log.Debug("webhook deliveries held back: their receiver's circuit is open", "count", held)
 		}
 		if len(batch) < limit && held == 0 {
-			return // nothing more is due now
+			return started // nothing more is due now
 		}
 		if len(batch) == 0 {
-			return
+			return started
 		}
 	}
+	return started
 }
 
 // share is how many deliveries the next claim may take, and the accounts it must skip.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -520,6 +521,62 @@ func TestRunKeepsToItsConcurrency(t *testing.T) {
 	}
 	if m := w.sender.maxInFlight.Load(); m > 3 {
 		t.Errorf("%d sends in flight, want at most 3", m)
+	}
+}
+
+// An idle dispatcher stretches its polls on a slow store (a hundred times what a look took),
+// but never beyond MaxPollInterval (or the look's own time, when longer): here each look takes
+// 200 ms of the clock, which would stretch the next to 20 s; an event stored after the first
+// look is still delivered within 200 ms (and a busy machine's delays).
+func TestAnIdleDispatcherOnASlowStoreLooksAgainWithinMaxPollInterval(t *testing.T) {
+	w := newWhWorld(t)
+	slow := &slowOutbox{fakeOutbox: w.outbox, clock: w.clock, took: 200 * time.Millisecond}
+	d, err := application.NewDispatcher(slow, w.accounts, w.encoder, w.sender, w.clock, fakeRandom(0.5),
+		application.DispatcherConfig{Owner: "instance-a", PollInterval: 5 * time.Millisecond, MaxPollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, 10*time.Second, "the first look", func() bool { return slow.claims.Load() > 0 })
+	looked := slow.claims.Load()
+	w.event(t)
+	waitFor(t, 10*time.Second, "the event's delivery", func() bool { return w.outbox.count(ports.DeliveryDelivered) == 1 })
+	if n := slow.claims.Load() - looked; n < 1 {
+		t.Fatalf("delivered without another look")
+	}
+}
+
+// slowOutbox is the fake outbox on a slow store: every claim takes took of the clock.
+type slowOutbox struct {
+	*fakeOutbox
+	clock  *fakeClock
+	took   time.Duration
+	claims atomic.Int64
+}
+
+func (o *slowOutbox) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, skipAccounts []string) ([]ports.Delivery, error) {
+	o.claims.Add(1)
+	o.clock.Advance(o.took)
+	return o.fakeOutbox.Claim(ctx, owner, now, lease, limit, skipAccounts)
+}
+
+// waitFor polls cond every millisecond until it holds, and fails the test after within.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after %s", what, within)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

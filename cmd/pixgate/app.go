@@ -130,8 +130,8 @@ type app struct {
 	onWebhookAttempt func(domain.Event, ports.Attempt, ports.DeliveryStatus)
 	// webhookOptions are the sender's options beyond the configuration.
 	webhookOptions webhook.Options
-	// jobs run in the background while the server serves, each every its interval, and
-	// workers run beside them until shutdown (scheduler.go).
+	// jobs run in the background while the server serves, each on its pace, and workers run
+	// beside them until shutdown (scheduler.go).
 	jobs    []job
 	workers []worker
 	// pixLocationCache bounds the signed answers the location route keeps (0: the default;
@@ -193,9 +193,9 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	}
 
 	expirer := application.NewExpireTransactions(st.transactions, a.clock)
-	a.jobs = append(a.jobs, job{name: "expiring transactions", interval: 10 * time.Second, run: expirer.RunOnce},
-		// The first run, at start, finishes what a crash left half done before requests come.
-		job{name: recoverJobName, interval: 10 * time.Second, run: st.ledger.Recover})
+	a.jobs = append(a.jobs, job{name: "expiring transactions", pace: application.Pace{Interval: expiryEvery, Bound: expiryBound}, run: expirer.RunOnce},
+		// The first run, at start, finishes what a crash left half done.
+		job{name: recoverJobName, pace: application.Pace{Interval: recoverEvery, Bound: recoverBound}, run: st.ledger.Recover})
 
 	deps := httpapi.Deps{
 		Authenticator:     application.NewCachedAuthenticate(a.verifier, st.accounts, a.authCache),

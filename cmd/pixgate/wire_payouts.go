@@ -17,10 +17,6 @@ import (
 // payoutJobName names the payout outbox's job (in logs, and for tests that run it by hand).
 const payoutJobName = "sending payouts"
 
-// payoutEvery is how often the outbox looks for payouts due with a PSP: a withdrawal's payout
-// leaves within about a second of its creation.
-const payoutEvery = time.Second
-
 // payoutClaimCalls is how many calls to the PSP one step of the outbox holds a payout for
 // (application.PayoutSettings.Claim, with its margin): a step makes three at most (a read
 // back, a send, a read back), each bounded by the transport's timeout.
@@ -31,7 +27,7 @@ const payoutClaimCalls = 4
 type payoutWiring struct {
 	payouts  ports.Payouts
 	settings application.PayoutSettings
-	every    time.Duration
+	pace     application.Pace
 	// atOnce is the sandbox's: the payout is taken in the creating request, and first read
 	// back firstCheck later.
 	atOnce     bool
@@ -45,12 +41,14 @@ func (a *app) newPayouts() (*payoutWiring, error) {
 	case payoutSandbox:
 		// The sandbox's back office settles a payout PIXGATE_SANDBOX_SETTLE_SECONDS after it
 		// entered PROCESSING; a quarter of the delay keeps "about 2 s" close to 2 s without
-		// polling the store more than twice a second.
+		// polling the store more than twice a second, and the bound keeps it within the
+		// delay and 3 s (or the interval, when longer) on a slow store.
 		every := min(max(a.cfg.SandboxSettle/4, 500*time.Millisecond), 10*time.Second)
 		return &payoutWiring{
 			payouts:  sandbox.NewPayouts(a.stores.withdrawals, a.clock, a.cfg.SandboxSettle, a.sandbox.account.BankAccount.ISPB),
 			settings: application.PayoutSettings{CheckEvery: every, Claim: application.ClaimMargin + 10*time.Second},
-			every:    every, atOnce: true, firstCheck: a.cfg.SandboxSettle,
+			pace:     application.Pace{Interval: every, Bound: sandboxSettleBound},
+			atOnce:   true, firstCheck: a.cfg.SandboxSettle,
 		}, nil
 	case payoutEfi:
 		p := a.cfg.Payout
@@ -70,7 +68,7 @@ func (a *app) newPayouts() (*payoutWiring, error) {
 			payouts: adapter,
 			settings: application.PayoutSettings{CheckEvery: p.Check,
 				Claim: payoutClaimCalls*psp.DefaultTimeout + application.ClaimMargin},
-			every: payoutEvery,
+			pace: application.Pace{Interval: payoutEvery, Bound: payoutBound},
 		}, nil
 	}
 	return nil, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
 	"github.com/pixgate/pixgate/adapters/sandbox"
+	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
 
@@ -53,6 +54,6 @@ func (a *app) wireSandbox(deps *httpapi.Deps) error {
 		FailWithdrawal: wd.FailWithdrawal, RejectWithdrawal: wd.RejectWithdrawal, RefundWithdrawal: wd.RefundWithdrawal,
 	}
 	settleTxs := sandbox.NewSettleTransactions(txs, a.clock, a.emitter.Acquirer(), a.cfg.SandboxSettle)
-	a.jobs = append(a.jobs, job{name: sandboxRefundSettleJob, interval: sandboxRefundSettleEvery, run: settleTxs.RunOnce})
+	a.jobs = append(a.jobs, job{name: sandboxRefundSettleJob, pace: application.Pace{Interval: sandboxRefundSettleEvery, Bound: sandboxSettleBound}, run: settleTxs.RunOnce})
 	return nil
 }

@@ -23,12 +23,13 @@ func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	}
 	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{PublicURL: a.publicURL}, sender, a.clock, system.Random{},
 		application.DispatcherConfig{
-			Owner:        a.ids.NewID(), // one owner per process: leases tell instances apart
-			Concurrency:  a.cfg.WebhookWorkers,
-			PollInterval: time.Second,
-			Lease:        a.cfg.WebhookLease,
-			Logger:       a.log,
-			OnAttempt:    a.onWebhookAttempt,
+			Owner:           a.ids.NewID(), // one owner per process: leases tell instances apart
+			Concurrency:     a.cfg.WebhookWorkers,
+			PollInterval:    time.Second,
+			MaxPollInterval: webhookPollBound,
+			Lease:           a.cfg.WebhookLease,
+			Logger:          a.log,
+			OnAttempt:       a.onWebhookAttempt,
 		})
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ func (a *app) wireWithdrawals(deps *httpapi.Deps) error {
 		settings.StartAtOnce, settings.FirstCheck = payouts.atOnce, payouts.firstCheck
 		outbox := application.NewPayOutWithdrawals(repo, payouts.payouts, a.clock, payouts.settings, a.reportPayout)
 		a.payouts, a.payoutAPI = outbox, payouts.payouts
-		a.jobs = append(a.jobs, job{name: payoutJobName, interval: payouts.every, run: outbox.RunOnce})
+		a.jobs = append(a.jobs, job{name: payoutJobName, pace: payouts.pace, run: outbox.RunOnce})
 	}
 	deps.Withdrawals = httpapi.WithdrawalDeps{
 		Create:  application.NewCreateWithdrawal(repo, a.ids, a.clock, settings),

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/pixgate/pixgate/test/internal/childproc"
 )
 
 const (
@@ -84,6 +85,7 @@ func startPixgate(t *testing.T) *server {
 	cmd.Env = append(os.Environ(), "PIXGATE_ADDR="+addr, "PIXGATE_SANDBOX=true", "PIXGATE_STORE=memory",
 		"PIXGATE_SEED_CLIENTS=Padaria Pão Quente:"+s.clientID+":"+s.secret, "PIXGATE_LOG_LEVEL=warn")
 	cmd.Stdout, cmd.Stderr = io.Discard, s.log
+	childproc.DieWithParent(cmd) // should this binary die without its cleanups
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func (s *stack) ledgerVerify(args ...string) verifyRun {
 	ctr, err := testcontainers.Run(ctx, s.image,
 		testcontainers.WithEnv(s.env),
 		testcontainers.WithCmd(append([]string{"ledger", "verify"}, args...)...),
-		testcontainers.WithLabels(map[string]string{"org.pixgate.test": "e2e-ledger-verify"}),
+		testdb.WithLabels("e2e-ledger-verify"),
 		tcnetwork.WithNetworkName([]string{"ledger-verify"}, s.network.Name),
 		testcontainers.WithWaitStrategy(wait.ForExit().WithExitTimeout(2*time.Minute).WithPollInterval(200*time.Millisecond)),
 	)
@@ -164,6 +164,26 @@ func inFlight(ctx context.Context, db *mdb.Database) (int64, error) {
 	}
 	b, err := db.Collection("withdrawals").CountDocuments(ctx, bson.D{{Key: "status", Value: "PROCESSING"}})
 	return a + b, err
+}
+
+// waitLedgerWhole waits, within at most, until Recover has finished what the kills left:
+// no document with pending postings, no open entry. It fails the test when that does not
+// happen in time, and answers how long it took.
+func (s *stack) waitLedgerWhole(within time.Duration) time.Duration {
+	t := s.t
+	t.Helper()
+	db := s.ledgerDB()
+	start := time.Now()
+	eventually(t, within, "Recover to finish what the kills left", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		l, err := countLeftovers(ctx, db)
+		if err != nil {
+			return false, err.Error()
+		}
+		return l.none(), l.String()
+	})
+	return time.Since(start)
 }
 
 // waitSettled waits, within at most, until Recover has finished what the kills left and the

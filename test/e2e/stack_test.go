@@ -94,13 +94,7 @@ func newStack(t *testing.T) *stack {
 	t.Helper()
 	requireDocker(t)
 	image := pixgateImage(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	nw, err := tcnetwork.New(ctx)
-	testcontainers.CleanupNetwork(t, nw)
-	if err != nil {
-		t.Fatalf("create the Docker network: %v", err)
-	}
+	nw := testdb.NewNetwork(t, "e2e-network")
 	db := testdb.Start(t, testdb.Options{Restartable: true, Network: nw.Name, Alias: dbAlias})
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -184,7 +178,7 @@ func (s *stack) startPixgate(alias string, extra map[string]string, opts ...test
 	all := append([]testcontainers.ContainerCustomizer{
 		testcontainers.WithExposedPorts(apiPort),
 		testcontainers.WithEnv(env),
-		testcontainers.WithLabels(map[string]string{"org.pixgate.test": "e2e-pixgate"}),
+		testdb.WithLabels("e2e-pixgate"),
 		tcnetwork.WithNetworkName([]string{alias}, s.network.Name),
 	}, opts...)
 	ctr, err := testcontainers.Run(ctx, s.image, all...)

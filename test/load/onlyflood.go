@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pixgate/pixgate/test/internal/childproc"
 	"github.com/pixgate/pixgate/test/load/internal/probe"
 )
 
@@ -201,6 +202,7 @@ func startProber(ctx context.Context, bin, dir string, urls []string, token stri
 	if err != nil {
 		return nil, err
 	}
+	childproc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

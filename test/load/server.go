@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/pixgate/pixgate/test/internal/childproc"
 )
 
 // process is a server the harness started on loopback: `pixgate serve`, or the bare baseline.
@@ -136,6 +138,7 @@ func spawnProcess(name, bin string, args, settings []string, logDir string) (*pr
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(env, settings...)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	childproc.DieWithParent(p.cmd) // should the harness die without stopping it
 	if err := p.cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, err

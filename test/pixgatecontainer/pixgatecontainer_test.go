@@ -26,23 +26,22 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/pixgate/pixgate/test/pixgatecontainer"
+	"github.com/pixgate/pixgate/test/testdb"
 )
 
 // envRequireDocker set to 1 makes a missing Docker engine fail the tests instead of skipping
 // them (CI sets it, so that the container path is never skipped silently).
 const envRequireDocker = "PIXGATE_TEST_REQUIRE_DOCKER"
 
+// TestMain runs the tests as every suite of this module does (testdb.Main: no reaper, since
+// its image cannot be pulled, and the binary's containers removed should it time out or be
+// interrupted), then removes the test image.
 func TestMain(m *testing.M) {
-	// The reaper (Ryuk) is an image to pull, and no registry may be reachable: every test
-	// removes its own containers instead.
-	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
-		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-	code := m.Run()
-	if err := removeImage(); err != nil {
-		fmt.Fprintln(os.Stderr, "removing the test image:", err)
-	}
-	os.Exit(code)
+	testdb.Main(m, func() {
+		if err := removeImage(); err != nil {
+			fmt.Fprintln(os.Stderr, "removing the test image:", err)
+		}
+	})
 }
 
 // requireDocker skips the test when no Docker engine answers, or fails it under
@@ -189,7 +188,7 @@ func pointAtReachableHost(ctx context.Context, img string) error {
 		return nil
 	}
 	probe, err := testcontainers.Run(ctx, img, testcontainers.WithExposedPorts(pixgatecontainer.Port),
-		testcontainers.WithEnv(map[string]string{"PIXGATE_SANDBOX": "true"}))
+		testcontainers.WithEnv(map[string]string{"PIXGATE_SANDBOX": "true"}), testdb.WithLabels("pixgatecontainer-probe"))
 	defer func() { _ = testcontainers.TerminateContainer(probe) }()
 	if err != nil {
 		return fmt.Errorf("probe container: %w", err)
@@ -267,7 +266,7 @@ func TestRunPaysATransactionThroughTheSandbox(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const secret = "loja-exemplo-secret-0123456789-abcdef"
-	ctr, err := pixgatecontainer.Run(ctx, img, pixgatecontainer.WithClient("Loja Exemplo", "loja-exemplo", secret))
+	ctr, err := pixgatecontainer.Run(ctx, img, pixgatecontainer.WithClient("Loja Exemplo", "loja-exemplo", secret), testdb.WithLabels("pixgatecontainer"))
 	testcontainers.CleanupContainer(t, ctr)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +316,7 @@ func TestRunSeedsEveryClientWithItsScopes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const writer, reader = "writer-secret-0123456789-abcdefghijklm", "reader-secret-0123456789-abcdefghijklm"
-	ctr, err := pixgatecontainer.Run(ctx, img,
+	ctr, err := pixgatecontainer.Run(ctx, img, testdb.WithLabels("pixgatecontainer"),
 		pixgatecontainer.WithClient("Escritor", "escritor", writer),
 		pixgatecontainer.WithClient("Leitor", "leitor", reader, "transaction:read"),
 		pixgatecontainer.WithEnv(map[string]string{"PIXGATE_RATE_LIMIT_RPS": "0"}))

@@ -15,20 +15,21 @@ import (
 // SQLite files in dir: the fallback where no Docker engine answers. stop and start keep the
 // address and the data, like stopping and starting a container.
 type inProcess struct {
-	addr string
-	dir  string
+	addr  string
+	dir   string
+	pgURL string // FerretDB's PostgreSQL database, or "" for SQLite in dir
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func startInProcess(ctx context.Context, dir string) (*inProcess, error) {
+func startInProcess(ctx context.Context, dir, pgURL string) (*inProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	p := &inProcess{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir}
+	p := &inProcess{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, pgURL: pgURL}
 	if err := p.start(ctx); err != nil {
 		return nil, err
 	}
@@ -43,12 +44,16 @@ func (p *inProcess) start(ctx context.Context) error {
 	if p.cancel != nil {
 		return nil
 	}
-	f, err := ferretdb.New(&ferretdb.Config{
+	cfg := &ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: p.addr},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + p.dir + "/",
-	})
+	}
+	if p.pgURL != "" {
+		cfg.Handler, cfg.SQLiteURL, cfg.PostgreSQLURL = "postgresql", "", p.pgURL
+	}
+	f, err := ferretdb.New(cfg)
 	if err != nil {
 		return err
 	}

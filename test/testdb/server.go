@@ -3,12 +3,15 @@ package testdb
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,7 +149,11 @@ func Start(t testing.TB, o Options) *Server {
 			t.Skipf("no Docker engine answers (%v): this test needs containers", err)
 		}
 		dir := t.TempDir()
-		p, err := startInProcess(ctx, dir)
+		pgURL, err := postgresURL(ctx, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := startInProcess(ctx, dir, pgURL)
 		if err != nil {
 			t.Fatalf("start FerretDB in process: %v", err)
 		}
@@ -171,7 +178,7 @@ func startContainer(ctx context.Context, o Options, cleanup func(*testcontainers
 	image, ferret := os.Getenv(EnvMongoImage), false
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithExposedPorts(mongoPort),
-		testcontainers.WithLabels(map[string]string{"org.pixgate.test": "database"}),
+		WithLabels("database"),
 	}
 	if image == "" {
 		var err error
@@ -180,6 +187,16 @@ func startContainer(ctx context.Context, o Options, cleanup func(*testcontainers
 		}
 		ferret = true
 		opts = append(opts, testcontainers.WithCmdArgs("-lifetime", containerLifetime))
+		pgURL, err := postgresURL(ctx, postgresHost, true)
+		if err != nil {
+			return nil, err
+		}
+		if pgURL != "" {
+			opts = append(opts, testcontainers.WithCmdArgs("-postgresql-url", pgURL),
+				testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+					hc.ExtraHosts = append(hc.ExtraHosts, postgresHost+":host-gateway")
+				}))
+		}
 	}
 	if o.Restartable {
 		port, err := freePort()
@@ -306,17 +323,80 @@ var (
 	mainCalled    bool
 )
 
-// Main runs a test binary's tests and then removes its shared server. Call it from TestMain:
+// Main runs a test binary's tests, then removes its shared server and runs cleanups. Call it
+// from TestMain:
 //
 //	func TestMain(m *testing.M) { testdb.Main(m) }
-func Main(m *testing.M) {
+//
+// Each test removes what it started in its cleanups, pass or fail; but a binary that reaches
+// its -timeout panics without running them, and one interrupted (SIGINT, SIGTERM) just dies.
+// So Main removes every container and network of this binary (LabelProcess) itself shortly
+// before the timeout (the tests still running then fail, as they were about to), and when
+// interrupted before it exits.
+func Main(m *testing.M, cleanups ...func()) {
 	setup()
 	mainCalled = true
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	stop := guard(testTimeout())
 	code := m.Run()
+	stop()
 	for _, f := range sharedCleanup {
 		f()
 	}
+	for _, f := range cleanups {
+		f()
+	}
 	os.Exit(code)
+}
+
+// testTimeout is the binary's -test.timeout (0: none).
+func testTimeout() time.Duration {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(f.Value.String())
+	return d
+}
+
+// guard removes this binary's containers and networks shortly before timeout ends, or when the
+// binary is interrupted (then it exits); stop ends the guard.
+func guard(timeout time.Duration) (stop func()) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	var near <-chan time.Time
+	if timeout > 0 {
+		// Enough to remove a few containers on a busy machine, and never most of the run.
+		near = time.After(timeout - min(time.Minute, timeout/10))
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-near:
+			removeOwnNow("the test timeout is near")
+		case s := <-signals:
+			removeOwnNow("interrupted by " + s.String())
+			os.Exit(2)
+		}
+	}()
+	return sync.OnceFunc(func() {
+		signal.Stop(signals)
+		close(done)
+	})
+}
+
+// removeOwnNow is removeOwn, telling standard error why and what.
+func removeOwnNow(why string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	removed, err := removeOwn(ctx)
+	fmt.Fprintf(os.Stderr, "testdb: %s: removed what this test binary started and had not removed: %v\n", why, removed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testdb: removing what this test binary started:", err)
+	}
 }
 
 // Shared returns the test binary's shared server, starting it on first use. Tests sharing it
@@ -350,7 +430,11 @@ func startShared() (*Server, error) {
 			return nil, err
 		}
 		sharedCleanup = append(sharedCleanup, func() { os.RemoveAll(dir) })
-		p, err := startInProcess(ctx, dir)
+		pgURL, err := postgresURL(ctx, "", false)
+		if err != nil {
+			return nil, err
+		}
+		p, err := startInProcess(ctx, dir, pgURL)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,8 @@
-// Command ferretmain runs FerretDB v1 with its SQLite backend: the MongoDB-compatible database
-// the integration suites use where no MongoDB image can be pulled. It is our own tiny main around
-// the embeddable package github.com/FerretDB/FerretDB/ferretdb, because the stock cmd/ferretdb
-// panics without the version file its release build generates.
+// Command ferretmain runs FerretDB v1 with its SQLite backend (or, with -postgresql-url, its
+// PostgreSQL one): the MongoDB-compatible database the integration suites use where no MongoDB
+// image can be pulled. It is our own tiny main around the embeddable package
+// github.com/FerretDB/FerretDB/ferretdb, because the stock cmd/ferretdb panics without the
+// version file its release build generates.
 //
 // It is built as a static binary (CGO_ENABLED=0) and copied into an image FROM scratch, where it
 // is PID 1: it therefore handles SIGTERM itself (the kernel ignores unhandled signals sent to
@@ -31,6 +32,7 @@ func main() {
 	dir := flag.String("dir", "/data", "directory of the SQLite databases (created when missing)")
 	verbose := flag.Bool("v", false, "log at info level instead of warnings only")
 	lifetime := flag.Duration("lifetime", 0, "exit after this long (0: run until stopped)")
+	pgURL := flag.String("postgresql-url", "", "keep the data in this PostgreSQL database instead of SQLite files in -dir")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -40,13 +42,13 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *lifetime)
 		defer cancel()
 	}
-	if err := run(ctx, *listen, *dir, *verbose); err != nil {
+	if err := run(ctx, *listen, *dir, *pgURL, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "ferretmain:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, listen, dir string, verbose bool) error {
+func run(ctx context.Context, listen, dir, pgURL string, verbose bool) error {
 	level := slog.LevelWarn
 	if verbose {
 		level = slog.LevelInfo
@@ -61,12 +63,16 @@ func run(ctx context.Context, listen, dir string, verbose bool) error {
 			return err
 		}
 	}
-	f, err := ferretdb.New(&ferretdb.Config{
+	cfg := &ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: listen},
 		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + "/",
-	})
+	}
+	if pgURL != "" {
+		cfg.Handler, cfg.SQLiteURL, cfg.PostgreSQLURL = "postgresql", "", pgURL
+	}
+	f, err := ferretdb.New(cfg)
 	if err != nil {
 		return err
 	}
