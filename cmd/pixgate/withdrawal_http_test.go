@@ -38,8 +38,8 @@ func wdEnv(t *testing.T, extra map[string]string) *env {
 	return newEnv(t, vars)
 }
 
-// settle runs the payout outbox, which completes the sandbox's withdrawals, as the server does in the
-// background, and tells how many it moved.
+// settle runs the payout outbox, which completes the sandbox's withdrawals, as the server does
+// in the background, and tells how many steps it took.
 func (e *env) settle() int {
 	e.t.Helper()
 	for _, j := range e.app.jobs {
