@@ -946,19 +946,29 @@ func (r *fakeWithdrawals) Update(_ context.Context, accountID, id string, fn fun
 	return domain.UnmarshalWithdrawalFromDatabase(next), nil
 }
 
-func (r *fakeWithdrawals) ListByStatus(_ context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error) {
+func (r *fakeWithdrawals) Find(_ context.Context, id string) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.records[id]
+	if !ok {
+		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+	}
+	return domain.UnmarshalWithdrawalFromDatabase(rec), nil
+}
+
+func (r *fakeWithdrawals) ListPayoutsDue(_ context.Context, until time.Time, limit int) ([]*domain.Withdrawal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []*domain.Withdrawal
 	for _, rec := range r.records {
-		if rec.Status == status && !rec.History[len(rec.History)-1].Date.After(until) {
+		if rec.PayoutDue != nil && !rec.PayoutDue.After(until) {
 			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
 		}
 	}
 	slices.SortFunc(out, func(a, b *domain.Withdrawal) int {
-		return cmp.Or(a.UpdatedAt().Compare(b.UpdatedAt()), cmp.Compare(a.ID(), b.ID()))
+		return cmp.Or(a.PayoutDue().Compare(*b.PayoutDue()), cmp.Compare(a.ID(), b.ID()))
 	})
-	return out[:min(limit, len(out))], nil
+	return out[:min(max(limit, 0), len(out))], nil
 }
 
 func (r *fakeWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {

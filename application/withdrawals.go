@@ -22,10 +22,13 @@ type WithdrawalSettings struct {
 	// Directory resolves the PIX key to the receiver recorded on each withdrawal; nil leaves
 	// the receiver to the acquirer that takes the payout.
 	Directory ports.PixDirectory
-	// StartAtOnce hands the payout to the acquirer within the creating request, so that the
-	// withdrawal is stored PROCESSING already, as the sandbox does. Without it a withdrawal is
-	// stored PENDING, and may be canceled, until an acquirer picks it up.
+	// StartAtOnce is a payout provider that takes every payout in the request that creates
+	// the withdrawal (the sandbox, which moves no money): the withdrawal is stored PROCESSING
+	// already, its payout counted as sent, and the payout outbox first reads its status back
+	// FirstCheck later. Without it a withdrawal is stored PENDING, its payout due at once, and
+	// may be canceled until the payout outbox claims it to send it.
 	StartAtOnce bool
+	FirstCheck  time.Duration
 }
 
 // CreateWithdrawalInput is a validated withdrawal request.
@@ -49,9 +52,11 @@ type CreatedWithdrawal struct {
 }
 
 // CreateWithdrawal pays part of a merchant's balance out to a PIX key: the key's owner is
-// looked up in the PIX directory (when there is one), the withdrawal starts PENDING (and, in the sandbox, PROCESSING at once) with the
-// configured fee, and it is stored only when the account's available balance covers its amount
-// and fee; otherwise the request fails with domain.ErrInsufficientBalance. The store serialises
+// looked up in the PIX directory (when there is one), the withdrawal starts PENDING (and, in
+// the sandbox, PROCESSING at once) with the configured fee, and it is stored only when the
+// account's available balance covers its amount and fee; otherwise the request fails with
+// domain.ErrInsufficientBalance. Its payout is sent afterwards, by the payout outbox
+// (PayOutWithdrawals), never within the request. The store serialises
 // the reservations of one account, so concurrent withdrawals never spend the same money twice.
 //
 // Idempotency is CreateTransaction's: the same key with the same request answers the stored
@@ -115,7 +120,7 @@ func (uc *CreateWithdrawal) create(ctx context.Context, p domain.Principal, in C
 	if uc.settings.StartAtOnce {
 		// The same instant as the creation: the replay of the 201 body relies on it (the
 		// entries dated at the creation are the ones the first answer showed).
-		if err := w.StartProcessing(now); err != nil {
+		if err := w.PayoutTakenAtOnce(now, now.Add(uc.settings.FirstCheck)); err != nil {
 			return nil, err
 		}
 	}
@@ -156,7 +161,9 @@ func (uc *GetBalance) Execute(ctx context.Context, p domain.Principal) (domain.B
 
 // CancelWithdrawal withdraws a request before processing started: PENDING → CANCELED, which
 // gives its amount and fee back to the balance. Any status but PENDING answers a
-// domain.InvalidTransitionError.
+// domain.InvalidTransitionError, and so does a PENDING withdrawal whose payout the outbox has
+// claimed to send (the cancel and the claim are two updates of the withdrawal, which the store
+// serialises: one of them comes first).
 type CancelWithdrawal = WithdrawalStep
 
 // NewCancelWithdrawal builds the use case.

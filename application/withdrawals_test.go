@@ -343,7 +343,7 @@ func TestSandboxSteeringOfWithdrawals(t *testing.T) {
 		return sandbox.NewWithdrawalSteering(f.repo, f.clock).RefundWithdrawal.Execute(context.Background(), f.caller, id, application.NoInput{})
 	}
 	settle := func(f *wdFixture, _ string) (*domain.Withdrawal, error) {
-		_, err := sandbox.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background())
+		_, err := sandboxPayouts(t, f, 0).RunOnce(context.Background())
 		return nil, err
 	}
 	cases := []struct {
@@ -415,7 +415,15 @@ func TestSandboxSteeringOfWithdrawals(t *testing.T) {
 	})
 }
 
-func TestSettleWithdrawals(t *testing.T) {
+// sandboxPayouts is the payout outbox over the sandbox's payout API, with the settle delay,
+// as the server wires it; anything it reports fails the test (the sandbox never refuses).
+func sandboxPayouts(t *testing.T, f *wdFixture, delay time.Duration) *application.PayOutWithdrawals {
+	return application.NewPayOutWithdrawals(f.repo, sandbox.NewPayouts(f.repo, f.clock, delay, domain.SandboxISPB), f.clock,
+		application.PayoutSettings{CheckEvery: 500 * time.Millisecond, Claim: application.ClaimMargin + 10*time.Second},
+		func(r application.PayoutReport) { t.Errorf("the sandbox's payouts reported %+v", r) })
+}
+
+func TestSandboxPayouts(t *testing.T) {
 	t.Run("only withdrawals processing for the delay are processed", func(t *testing.T) {
 		f := newWdFixture(t, true, 0, 10_000)
 		old := f.mustCreate(t, wdInput(1_000))
@@ -423,10 +431,9 @@ func TestSettleWithdrawals(t *testing.T) {
 		young := f.mustCreate(t, wdInput(1_000))
 		f.clock.Advance(600 * time.Millisecond)
 
-		settler := sandbox.NewSettleWithdrawals(f.repo, f.clock, 2*time.Second, domain.SandboxISPB)
-		moved, err := settler.RunOnce(context.Background())
-		if err != nil || moved != 1 {
-			t.Fatalf("moved %d, %v; want 1", moved, err)
+		outbox := sandboxPayouts(t, f, 2*time.Second)
+		if _, err := outbox.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
 		}
 		got, _ := f.repo.Get(context.Background(), "acc-1", old.ID())
 		if got.Status() != domain.WdProcessed || got.AmountWithdrawn() == nil || *got.AmountWithdrawn() != 1_000 ||
@@ -443,14 +450,24 @@ func TestSettleWithdrawals(t *testing.T) {
 		if ev := f.repo.eventTypes(old.ID()); !slices.Equal(ev, []string{"withdrawal.processing", "withdrawal.processed"}) {
 			t.Fatalf("events %v", ev)
 		}
-		if moved, _ := settler.RunOnce(context.Background()); moved != 0 {
-			t.Fatalf("a second run moved %d, want 0", moved)
+		if _, err := outbox.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if ev := f.repo.eventTypes(old.ID()); len(ev) != 2 {
+			t.Fatalf("a second run moved the processed withdrawal again: %v", ev)
 		}
 		if f.available(t) != 8_000 {
 			t.Fatalf("available %d, want 8000: a processed withdrawal keeps its money out", f.available(t))
 		}
+		f.clock.Advance(2 * time.Second)
+		if _, err := outbox.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := f.repo.Get(context.Background(), "acc-1", young.ID()); got.Status() != domain.WdProcessed {
+			t.Fatalf("young withdrawal %s once its delay passed, want PROCESSED", got.Status())
+		}
 	})
-	t.Run("several settlers running at once make one transition each", func(t *testing.T) {
+	t.Run("several outboxes running at once make one transition each", func(t *testing.T) {
 		f := newWdFixture(t, true, 0, 100_000)
 		var ids []string
 		for range 20 {
@@ -461,7 +478,7 @@ func TestSettleWithdrawals(t *testing.T) {
 		total := 0
 		for range 4 {
 			wg.Go(func() {
-				n, err := sandbox.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background())
+				n, err := sandboxPayouts(t, f, 0).RunOnce(context.Background())
 				if err != nil {
 					t.Error(err)
 				}
@@ -472,7 +489,7 @@ func TestSettleWithdrawals(t *testing.T) {
 		}
 		wg.Wait()
 		if total != len(ids) {
-			t.Fatalf("moved %d in all, want %d", total, len(ids))
+			t.Fatalf("%d steps in all, want %d", total, len(ids))
 		}
 		for _, id := range ids {
 			if ev := f.repo.eventTypes(id); len(ev) != 2 {
@@ -486,7 +503,7 @@ func TestSettleWithdrawals(t *testing.T) {
 		if _, err := sandbox.NewWithdrawalSteering(f.repo, f.clock).RejectWithdrawal.Execute(context.Background(), f.caller, w.ID(), application.NoInput{}); err != nil {
 			t.Fatal(err)
 		}
-		if moved, err := sandbox.NewSettleWithdrawals(f.repo, f.clock, 0, domain.SandboxISPB).RunOnce(context.Background()); err != nil || moved != 0 {
+		if moved, err := sandboxPayouts(t, f, 0).RunOnce(context.Background()); err != nil || moved != 0 {
 			t.Fatalf("moved %d, %v; want 0", moved, err)
 		}
 	})

@@ -24,10 +24,17 @@ var (
 type InvalidTransitionError struct {
 	Resource string // "transaction" or "withdrawal"
 	From, To string
+	// Reason says why, when the state table alone does not (the table has the move, but not
+	// for this record); empty otherwise.
+	Reason string
 }
 
 func (e *InvalidTransitionError) Error() string {
-	return fmt.Sprintf("%s cannot move from %s to %s", e.Resource, e.From, e.To)
+	msg := fmt.Sprintf("%s cannot move from %s to %s", e.Resource, e.From, e.To)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
 }
 
 // ErrInvalidTransition matches every *InvalidTransitionError with errors.Is.

@@ -305,6 +305,9 @@ var wdTriggers = []wdTrigger{
 	{"Fail", domain.WdProcessing, domain.WdFailed, func(w *domain.Withdrawal, now time.Time) error {
 		return w.Fail("receiving institution unavailable", now)
 	}},
+	{"RefusePayout", domain.WdPending, domain.WdFailed, func(w *domain.Withdrawal, now time.Time) error {
+		return w.RefusePayout("chave_invalida: A chave informada não existe", now)
+	}},
 	{"Reject", domain.WdProcessing, domain.WdRejected, func(w *domain.Withdrawal, now time.Time) error {
 		return w.Reject("PIX key owner mismatch", now)
 	}},
@@ -336,6 +339,7 @@ var wdPaths = []wdPath{
 	{"a failed withdrawal", []string{"StartProcessing", "Fail"}, domain.WdFailed},
 	{"a rejected withdrawal", []string{"StartProcessing", "Reject"}, domain.WdRejected},
 	{"a refunded withdrawal", []string{"StartProcessing", "Complete", "Refund"}, domain.WdRefunded},
+	{"a withdrawal whose payout was refused", []string{"RefusePayout"}, domain.WdFailed},
 }
 
 func wdAt(t testing.TB, p domain.Payout, path wdPath) (*domain.Withdrawal, time.Time) {
@@ -366,6 +370,7 @@ func wdStateOf(w *domain.Withdrawal) wdState {
 	r.History = slices.Clone(r.History)
 	r.AmountWithdrawn = clonePtr(r.AmountWithdrawn)
 	r.ProcessedDate = clonePtr(r.ProcessedDate)
+	r.PayoutDue = clonePtr(r.PayoutDue)
 	var ids []string
 	for _, e := range w.Events() {
 		ids = append(ids, e.ID)

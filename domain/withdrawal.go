@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// WithdrawalStatus is a status of the withdrawal state machine: PENDING → PROCESSING or
-// CANCELED; PROCESSING → PROCESSED, FAILED or REJECTED; PROCESSED → REFUNDED.
+// WithdrawalStatus is a status of the withdrawal state machine: PENDING → PROCESSING, CANCELED
+// or FAILED (the PSP refused the payout request); PROCESSING → PROCESSED, FAILED or REJECTED;
+// PROCESSED → REFUNDED.
 type WithdrawalStatus string
 
 const (
@@ -46,7 +47,7 @@ func (s WithdrawalStatus) HoldsMoney() bool {
 }
 
 var withdrawalMoves = map[WithdrawalStatus][]WithdrawalStatus{
-	WdPending:    {WdProcessing, WdCanceled},
+	WdPending:    {WdProcessing, WdCanceled, WdFailed},
 	WdProcessing: {WdProcessed, WdFailed, WdRejected},
 	WdProcessed:  {WdRefunded},
 }
@@ -86,6 +87,7 @@ type Withdrawal struct {
 	processedDate   *time.Time
 	errorMessage    string
 	endToEnd        string
+	dispatch        payoutDispatch
 	version         int64
 	events          []Event
 	postings        []Posting
@@ -112,6 +114,8 @@ func NewWithdrawal(id, accountID, acquirer string, p Payout, idem Idempotency, n
 		id: id, accountID: accountID, acquirer: acquirer, payout: p.clone(), idempotency: idem,
 		createdAt: now, status: WdPending,
 		history: []StatusEntry[WithdrawalStatus]{{Status: WdPending, Date: now}},
+		// Its payout is due at once (withdrawal_payout.go).
+		dispatch: payoutDispatch{due: &now},
 	}
 	// The money leaves available when the withdrawal is created; the ledger stores it only if
 	// the available balance covers it.
@@ -141,7 +145,11 @@ type WithdrawalRecord struct {
 	ProcessedDate           *time.Time
 	ErrorMessage            string
 	EndToEnd                string
-	Version                 int64
+	// PayoutDue and PayoutClaims are where the sending of its payout stands (see
+	// Withdrawal.PayoutDue and Withdrawal.PayoutClaims).
+	PayoutDue    *time.Time
+	PayoutClaims int
+	Version      int64
 }
 
 // UnmarshalWithdrawalFromDatabase rebuilds a stored withdrawal. It should be used only by
@@ -154,6 +162,7 @@ func UnmarshalWithdrawalFromDatabase(r WithdrawalRecord) *Withdrawal {
 		idempotency: r.Idempotency, createdAt: r.CreatedAt.UTC(), status: r.Status,
 		history: slices.Clone(r.History), amountWithdrawn: r.AmountWithdrawn, processedDate: r.ProcessedDate,
 		errorMessage: r.ErrorMessage, endToEnd: r.EndToEnd, version: r.Version,
+		dispatch: payoutDispatch{due: r.PayoutDue, claims: r.PayoutClaims},
 	}
 }
 
@@ -165,7 +174,7 @@ func (w *Withdrawal) Record() WithdrawalRecord {
 		Idempotency: w.idempotency, CreatedAt: w.createdAt, Status: w.status,
 		History: slices.Clone(w.history), AmountWithdrawn: w.amountWithdrawn,
 		ProcessedDate: w.processedDate, ErrorMessage: w.errorMessage, EndToEnd: w.endToEnd,
-		Version: w.version,
+		PayoutDue: w.dispatch.due, PayoutClaims: w.dispatch.claims, Version: w.version,
 	}
 }
 
@@ -210,6 +219,10 @@ func (w *Withdrawal) move(from, to WithdrawalStatus, now time.Time, apply func()
 	if err := move(ResourceWithdrawal, &w.status, &w.history, from, to, WithdrawalCanMove, now, apply); err != nil {
 		return err
 	}
+	if !to.payoutLive() {
+		// Nothing is left to send or to read back.
+		w.dispatch.due = nil
+	}
 	if !to.HoldsMoney() {
 		w.post(MoveWithdrawalReversal, LedgerPayouts, LedgerAvailable, false)
 	}
@@ -231,8 +244,14 @@ func (w *Withdrawal) StartProcessing(now time.Time) error {
 	return w.move(WdPending, WdProcessing, now, func() {})
 }
 
-// Cancel withdraws the request before processing: PENDING → CANCELED.
+// Cancel withdraws the request before processing: PENDING → CANCELED, only while its payout
+// has never been claimed for sending (PayoutClaims is 0): once it may have reached the PSP, the
+// PSP's answer decides, and a cancel is refused with an *InvalidTransitionError that says why.
 func (w *Withdrawal) Cancel(now time.Time) error {
+	if w.status == WdPending && w.dispatch.claims > 0 {
+		return &InvalidTransitionError{Resource: string(ResourceWithdrawal), From: string(w.status), To: string(WdCanceled),
+			Reason: "its payout has been sent to the PSP, whose answer decides"}
+	}
 	return w.move(WdPending, WdCanceled, now, func() {})
 }
 
@@ -247,6 +266,12 @@ func (w *Withdrawal) Complete(endToEnd string, now time.Time) error {
 // Fail records a processing error: PROCESSING → FAILED.
 func (w *Withdrawal) Fail(message string, now time.Time) error {
 	return w.move(WdProcessing, WdFailed, now, func() { w.errorMessage = message })
+}
+
+// RefusePayout records that the PSP refused the payout request itself (a bad key, no funds at
+// the PSP...), so that nothing was paid: PENDING → FAILED with the PSP's reason.
+func (w *Withdrawal) RefusePayout(message string, now time.Time) error {
+	return w.move(WdPending, WdFailed, now, func() { w.errorMessage = message })
 }
 
 // Reject records the gateway's refusal: PROCESSING → REJECTED.

@@ -15,6 +15,7 @@ import (
 var documentedWdTable = []arrow[domain.WithdrawalStatus]{
 	{domain.WdPending, domain.WdProcessing},
 	{domain.WdPending, domain.WdCanceled},
+	{domain.WdPending, domain.WdFailed},
 	{domain.WdProcessing, domain.WdProcessed},
 	{domain.WdProcessing, domain.WdFailed},
 	{domain.WdProcessing, domain.WdRejected},
@@ -178,6 +179,7 @@ func TestWithdrawalFieldsSetByTransitions(t *testing.T) {
 	}{
 		{wdPaths[4], "receiving institution unavailable"},
 		{wdPaths[5], "PIX key owner mismatch"},
+		{wdPaths[7], "chave_invalida: A chave informada não existe"},
 	} {
 		t.Run(c.path.name+" carries its errorMessage", func(t *testing.T) {
 			w, _ := wdAt(t, validPayout(), c.path)

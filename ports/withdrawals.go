@@ -28,12 +28,21 @@ type WithdrawalRepository interface {
 	// GetByIdempotencyKey returns the account's withdrawal created with key.
 	GetByIdempotencyKey(ctx context.Context, accountID, key string) (*domain.Withdrawal, error)
 
-	// Update is TransactionRepository.Update for withdrawals.
+	// Find returns a withdrawal whatever its account. It exists for the PSP's notifications of
+	// payouts and the payout outbox, never for a merchant's request.
+	Find(ctx context.Context, id string) (*domain.Withdrawal, error)
+
+	// Update is TransactionRepository.Update for withdrawals. Two updates of one withdrawal
+	// never run at once, from any number of processes: the payout outbox's claim
+	// (domain.Withdrawal.ClaimPayout) and a merchant's cancel rely on it to serialise.
 	Update(ctx context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error)
 
-	// ListByStatus returns up to limit withdrawals of any account in status whose last status
-	// change happened at or before until, oldest first (the sandbox settles payouts with it).
-	ListByStatus(ctx context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error)
+	// ListPayoutsDue returns up to limit withdrawals of any account whose payout is due
+	// (domain.Withdrawal.PayoutDue) at or before until, the earliest due first (then by id),
+	// for the payout outbox. The look-up is by an index on the due time, which holds only the
+	// withdrawals whose payout is not done: its cost does not grow with the withdrawals paid
+	// out long ago.
+	ListPayoutsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Withdrawal, error)
 
 	// ListByAccount returns one page of the account's withdrawals, oldest first (audits walk
 	// them).

@@ -34,9 +34,11 @@ type Store struct {
 	txByToken  map[string]*domain.TransactionRecord
 	txByStatus map[domain.TransactionStatus]map[string]*domain.TransactionRecord
 	wdByID     map[string]*domain.WithdrawalRecord
-	wdByStatus map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord
-	accounts   map[string]*accountData // by account id
-	events     eventQueue
+	// wdPayoutDue holds the withdrawals whose payout is not done (PayoutDue set): the payout
+	// outbox's look-up reads them only.
+	wdPayoutDue map[string]*domain.WithdrawalRecord
+	accounts    map[string]*accountData // by account id
+	events      eventQueue
 	// payments are the claimed end-to-end ids; posted, the ids of postings stored through
 	// Ledger.Post (the only ones that may arrive twice: a status change happens once).
 	payments map[string]*ports.PaymentClaim
@@ -71,15 +73,15 @@ type accountData struct {
 // NewStore returns an empty store.
 func NewStore() *Store {
 	s := &Store{
-		txByID:     make(map[string]*domain.TransactionRecord),
-		txByToken:  make(map[string]*domain.TransactionRecord),
-		txByStatus: make(map[domain.TransactionStatus]map[string]*domain.TransactionRecord),
-		wdByID:     make(map[string]*domain.WithdrawalRecord),
-		wdByStatus: make(map[domain.WithdrawalStatus]map[string]*domain.WithdrawalRecord),
-		accounts:   make(map[string]*accountData),
-		events:     newEventQueue(),
-		payments:   make(map[string]*ports.PaymentClaim),
-		posted:     make(map[string]struct{}),
+		txByID:      make(map[string]*domain.TransactionRecord),
+		txByToken:   make(map[string]*domain.TransactionRecord),
+		txByStatus:  make(map[domain.TransactionStatus]map[string]*domain.TransactionRecord),
+		wdByID:      make(map[string]*domain.WithdrawalRecord),
+		wdPayoutDue: make(map[string]*domain.WithdrawalRecord),
+		accounts:    make(map[string]*accountData),
+		events:      newEventQueue(),
+		payments:    make(map[string]*ports.PaymentClaim),
+		posted:      make(map[string]struct{}),
 	}
 	s.pixLocations = newPixLocationIndex()
 	s.ledger.store = s

@@ -51,7 +51,7 @@ func (r *Withdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
 	stored := new(domain.WithdrawalRecord)
 	*stored = rec
 	s.wdByID[stored.ID] = stored
-	indexStatus(s.wdByStatus, stored.ID, "", stored.Status, stored)
+	s.indexPayoutDue(stored)
 	l = s.accountOf(stored.AccountID, true)
 	if key := stored.Idempotency.Key; key != "" {
 		if l.wdByKey == nil {
@@ -128,14 +128,30 @@ func (r *Withdrawals) Update(ctx context.Context, accountID, id string, fn func(
 	}
 
 	rec.Version = stored.Version + 1
-	indexStatus(s.wdByStatus, id, stored.Status, rec.Status, stored)
 	*stored = rec
+	s.indexPayoutDue(stored)
 	s.events.add(events)
 	return domain.UnmarshalWithdrawalFromDatabase(*stored), nil
 }
 
-// ListByStatus implements ports.WithdrawalRepository.
-func (r *Withdrawals) ListByStatus(ctx context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error) {
+// Find implements ports.WithdrawalRepository.
+func (r *Withdrawals) Find(ctx context.Context, id string) (*domain.Withdrawal, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec := s.wdByID[id]
+	if rec == nil {
+		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+	}
+	return domain.UnmarshalWithdrawalFromDatabase(*rec), nil
+}
+
+// ListPayoutsDue implements ports.WithdrawalRepository: it reads the withdrawals whose payout
+// is not done, never the others.
+func (r *Withdrawals) ListPayoutsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Withdrawal, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -143,13 +159,13 @@ func (r *Withdrawals) ListByStatus(ctx context.Context, status domain.Withdrawal
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var found []*domain.WithdrawalRecord
-	for _, rec := range s.wdByStatus[status] {
-		if !lastDate(rec.History).After(until) {
+	for _, rec := range s.wdPayoutDue {
+		if !rec.PayoutDue.After(until) {
 			found = append(found, rec)
 		}
 	}
 	slices.SortFunc(found, func(a, b *domain.WithdrawalRecord) int {
-		if c := lastDate(a.History).Compare(lastDate(b.History)); c != 0 {
+		if c := a.PayoutDue.Compare(*b.PayoutDue); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
@@ -159,6 +175,16 @@ func (r *Withdrawals) ListByStatus(ctx context.Context, status domain.Withdrawal
 		out = append(out, domain.UnmarshalWithdrawalFromDatabase(*rec))
 	}
 	return out, nil
+}
+
+// indexPayoutDue keeps rec in wdPayoutDue while its payout is not done. The caller holds the
+// lock for writing.
+func (s *Store) indexPayoutDue(rec *domain.WithdrawalRecord) {
+	if rec.PayoutDue != nil {
+		s.wdPayoutDue[rec.ID] = rec
+	} else {
+		delete(s.wdPayoutDue, rec.ID)
+	}
 }
 
 // ListByAccount implements ports.WithdrawalRepository, in creation order.

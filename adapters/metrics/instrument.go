@@ -176,24 +176,35 @@ func (r withdrawals) GetByIdempotencyKey(ctx context.Context, accountID, key str
 	return w, err
 }
 
+func (r withdrawals) Find(ctx context.Context, id string) (*domain.Withdrawal, error) {
+	start := time.Now()
+	w, err := r.next.Find(ctx, id)
+	r.m.timeCall("withdrawals", "Find", start, err)
+	return w, err
+}
+
+// Update counts every status the update entered: a payout's answer may move a withdrawal
+// twice in one update (PENDING → PROCESSING → PROCESSED).
 func (r withdrawals) Update(ctx context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error) {
 	start := time.Now()
-	var before domain.WithdrawalStatus
+	var before int
 	w, err := r.next.Update(ctx, accountID, id, func(w *domain.Withdrawal) error {
-		before = w.Status()
+		before = len(w.History())
 		return fn(w)
 	})
 	r.m.timeCall("withdrawals", "Update", start, err)
-	if err == nil && w.Status() != before {
-		r.m.statusChanges.WithLabelValues(string(domain.ResourceWithdrawal), string(w.Status())).Inc()
+	if err == nil {
+		for _, h := range w.History()[min(before, len(w.History())):] {
+			r.m.statusChanges.WithLabelValues(string(domain.ResourceWithdrawal), string(h.Status)).Inc()
+		}
 	}
 	return w, err
 }
 
-func (r withdrawals) ListByStatus(ctx context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error) {
+func (r withdrawals) ListPayoutsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Withdrawal, error) {
 	start := time.Now()
-	ws, err := r.next.ListByStatus(ctx, status, until, limit)
-	r.m.timeCall("withdrawals", "ListByStatus", start, err)
+	ws, err := r.next.ListPayoutsDue(ctx, until, limit)
+	r.m.timeCall("withdrawals", "ListPayoutsDue", start, err)
 	return ws, err
 }
 

@@ -20,7 +20,8 @@
 //     endToEndRefund, errorMessage, createdAt, completedAt, idempotency key and fingerprint,
 //     step), version, idem (see below), search (lower-cased copies the list filters match),
 //     the outbox fields and the pending postings (see The ledger).
-//   - withdrawals: the same shape for withdrawals.
+//   - withdrawals: the same shape for withdrawals, with the payout outbox's state (see The
+//     payout outbox).
 //   - ledger: one document per journal entry, the lines one change recorded (see The ledger).
 //   - payments: one document per claimed PIX payment: _id (its end-to-end id), transactionId,
 //     accountId, amount, late, createdAt. The unique _id makes the first claim win, for ever.
@@ -66,6 +67,18 @@
 // instances), so a dispatcher retries after a status change and the other way round. Other
 // indexes: outbox.id (multikey) finds the event RecordAttempt names, outbox.owner the leases
 // Release gives back.
+//
+// # The payout outbox
+//
+// A withdrawal's payout is sent by an outbox whose state lives in the withdrawal's document,
+// written by the withdrawal's own Update like any of its fields: payoutDue (when the outbox
+// next looks at it; null once nothing is left to send or read back) and payoutClaims (how many
+// times the outbox claimed it). ListPayoutsDue finds the due work with {payoutDue: {$lte: now}}
+// sorted by (payoutDue, _id), through the index of that name: a done payout holds null, outside
+// the range, so the look-up never meets the withdrawals paid out long ago (FerretDB v1 on
+// SQLite reads the collection for it, like every sweep). A claim is an Update, exclusive across
+// instances through the write claims below: of two outboxes, or an outbox and a merchant's
+// cancel, one writes first and the other reads the result, on FerretDB as on MongoDB.
 //
 // # Version checks
 //
@@ -267,6 +280,12 @@
 // indexes (the (accountId, seq) numbering the old balance check relied on, unique, which new
 // withdrawals without seq would violate).
 //
+// The version before the payout outbox wrote withdrawals without payoutDue. Open runs
+// MigratePayouts: every such withdrawal still PENDING or PROCESSING is made due at its last
+// change, through Update (it claims the document like any write, so a change from an instance
+// already upgraded is neither lost nor undone), and a marker ("payouts") ends the migration for
+// good. As with the ledger's, the old version must be stopped first.
+//
 // Accounts written before a scope existed get, when read, what they could do then
 // (domain.UpgradeLegacyScopes, by their scopeSet): balance:read for readers of transactions,
 // account:admin for every account. The next rewrite of the account stores the upgrade.
@@ -307,7 +326,7 @@
 // amount. For the sweepers: (status, pix.expiresAt) on transactions and (status, updatedAt,
 // _id) on both collections. payKey unique on transactions, for the payment page (created by
 // MigratePaymentTokens once every document has one). On withdrawals, (accountId, createdAt, _id) for an account's
-// withdrawals in order. ledgerDue on both, for Recover. On ledger, (accountId, seq) unique (a
+// withdrawals in order, and (payoutDue, _id) for the payout outbox. ledgerDue on both, for Recover. On ledger, (accountId, seq) unique (a
 // journal's first line), (accountId, createdAt, seq) for statements, open for Recover. On
 // payments, (late, createdAt, _id). Accounts by (createdAt, _id); credentials by (accountId,
 // createdAt, _id), and slot unique and sparse.

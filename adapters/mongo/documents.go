@@ -536,6 +536,12 @@ type wdFields struct {
 	ErrorMessage    string     `bson:"errorMessage"`
 	EndToEnd        string     `bson:"endToEnd"`
 
+	// PayoutDue is null once the payout is done, so that the (payoutDue) index's range of due
+	// work never holds it; documents written before payouts have neither field (see
+	// MigratePayouts).
+	PayoutDue    *time.Time `bson:"payoutDue"`
+	PayoutClaims int        `bson:"payoutClaims"`
+
 	Version int64 `bson:"version"`
 }
 
@@ -566,7 +572,8 @@ func fromWithdrawal(w *domain.Withdrawal) wdSnapshot {
 		ExternalCode: p.ExternalCode, WebhookURL: p.WebhookURL,
 		Payer: fromHolder(p.Payer), Receiver: fromHolder(p.Receiver),
 		AmountWithdrawn: cents(r.AmountWithdrawn), ProcessedDate: r.ProcessedDate,
-		ErrorMessage: r.ErrorMessage, EndToEnd: r.EndToEnd, Version: r.Version,
+		ErrorMessage: r.ErrorMessage, EndToEnd: r.EndToEnd,
+		PayoutDue: r.PayoutDue, PayoutClaims: r.PayoutClaims, Version: r.Version,
 	}}
 }
 
@@ -598,7 +605,8 @@ func (d *wdSnapshot) toWithdrawal() (*domain.Withdrawal, error) {
 		Idempotency: domain.Idempotency{Key: f.IdemKey, Fingerprint: f.IdemFingerprint},
 		CreatedAt:   f.CreatedAt, Status: status, History: history,
 		AmountWithdrawn: toCents(f.AmountWithdrawn), ProcessedDate: utcPtr(f.ProcessedDate),
-		ErrorMessage: f.ErrorMessage, EndToEnd: f.EndToEnd, Version: f.Version,
+		ErrorMessage: f.ErrorMessage, EndToEnd: f.EndToEnd,
+		PayoutDue: utcPtr(f.PayoutDue), PayoutClaims: f.PayoutClaims, Version: f.Version,
 	}), nil
 }
 

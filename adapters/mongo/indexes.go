@@ -30,6 +30,8 @@ const (
 	IndexTxIdempotency    = "tx_account_idem"
 	// IndexWdAccountCreated serves an account's withdrawals oldest first.
 	IndexWdAccountCreated = "wd_account_created"
+	// IndexWdPayoutDue finds the withdrawals whose payout is due (ListPayoutsDue).
+	IndexWdPayoutDue = "wd_payout_due"
 	// IndexLedgerSeq numbers each account's journals (by their first line); it finds the head.
 	IndexLedgerSeq = "ledger_account_seq"
 	// IndexLedgerCreated serves statements: their order and their date filters.
@@ -102,6 +104,8 @@ func (s *Store) createIndexes(ctx context.Context) error {
 		index(IndexWdAccountCreated, bson.D{{Key: "accountId", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}),
 		index("wd_status_updated", bson.D{{Key: "status", Value: 1}, {Key: "updatedAt", Value: 1}, {Key: "_id", Value: 1}}),
 		index("wd_ledger_due", bson.D{{Key: "ledgerDue", Value: 1}}),
+		// The payout outbox's due work; done payouts hold null, outside its range.
+		index(IndexWdPayoutDue, bson.D{{Key: "payoutDue", Value: 1}, {Key: "_id", Value: 1}}),
 	}
 	wd = append(wd, outboxIndexes("wd")...)
 	all := map[string][]mdb.IndexModel{

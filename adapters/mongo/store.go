@@ -140,7 +140,8 @@ var _ ports.Pinger = (*Store)(nil)
 // Open connects to the database, checks that it answers, creates the indexes the
 // repositories need (creating an index that exists is a no-op) and brings a database written
 // before the ledger to it (MigrateLedger), then gives transactions written before the hosted
-// payment page their tokens and indexes them (MigratePaymentTokens). A database that cannot be reached answers
+// payment page their tokens and indexes them (MigratePaymentTokens), and schedules the live
+// withdrawals written before the payout outbox (MigratePayouts). A database that cannot be reached answers
 // ports.ErrUnavailable.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.URI == "" || cfg.Database == "" {
@@ -169,6 +170,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if tokens > 0 {
 		cfg.Logger.Info("mongo: payment tokens given to earlier transactions", "transactions", tokens)
+	}
+	payouts, err := s.MigratePayouts(ctx)
+	if err != nil {
+		_ = s.client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if payouts > 0 {
+		cfg.Logger.Info("mongo: earlier withdrawals scheduled for the payout outbox", "withdrawals", payouts)
 	}
 	return s, nil
 }

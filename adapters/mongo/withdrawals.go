@@ -123,16 +123,26 @@ func (r *WithdrawalRepository) Update(ctx context.Context, accountID, id string,
 		func(w *domain.Withdrawal) any { return fromWithdrawal(w).Fields })
 }
 
-// ListByStatus returns withdrawals in status whose last change happened at or before until,
-// oldest change first.
-func (r *WithdrawalRepository) ListByStatus(ctx context.Context, status domain.WithdrawalStatus, until time.Time, limit int) ([]*domain.Withdrawal, error) {
+// Find returns withdrawal id whatever its account.
+func (r *WithdrawalRepository) Find(ctx context.Context, id string) (*domain.Withdrawal, error) {
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	return r.findOne(ctx, bson.D{{Key: "_id", Value: id}})
+}
+
+// ListPayoutsDue returns the withdrawals whose payoutDue is at or before until, the earliest
+// first, through the (payoutDue, _id) index: a document whose payout is done holds null there,
+// outside the range.
+func (r *WithdrawalRepository) ListPayoutsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Withdrawal, error) {
 	if limit <= 0 {
 		return []*domain.Withdrawal{}, nil
 	}
 	ctx, cancel := r.s.op(ctx)
 	defer cancel()
-	return findAll(ctx, r.coll, "find withdrawals", statusUntil(string(status), until),
-		options.Find().SetSort(byLastChange).SetLimit(int64(limit)).SetProjection(withoutOutbox),
+	return findAll(ctx, r.coll, "find withdrawals whose payout is due",
+		bson.D{{Key: "payoutDue", Value: bson.D{{Key: "$lte", Value: until.UTC()}}}},
+		options.Find().SetSort(bson.D{{Key: "payoutDue", Value: 1}, {Key: "_id", Value: 1}}).
+			SetLimit(int64(limit)).SetProjection(withoutOutbox),
 		(*wdSnapshot).toWithdrawal)
 }
 

@@ -57,7 +57,7 @@ func decodeAnswer(contentType string, raw []byte, out any) error {
 	return nil
 }
 
-// parseProblem reads an RFC 7807 answer whatever its content type (PSPs label them
+// parseProblem reads an RFC 7807 answer (or a PSP's {"nome", "mensagem"}) whatever its content type (PSPs label them
 // application/json or application/problem+json); anything else is a zero Problem. Every text is
 // scrubbed of secrets and control characters, and cut short.
 func parseProblem(raw []byte, secrets []string) Problem {
@@ -68,6 +68,8 @@ func parseProblem(raw []byte, secrets []string) Problem {
 	p.Type = clean(p.Type, secrets)
 	p.Title = clean(p.Title, secrets)
 	p.Detail = clean(p.Detail, secrets)
+	p.Name = clean(p.Name, secrets)
+	p.Message = clean(p.Message, secrets)
 	if p.Status < 100 || p.Status > 599 {
 		p.Status = 0
 	}

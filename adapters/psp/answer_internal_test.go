@@ -34,6 +34,17 @@ func TestParseProblemReadsAPIPixProblems(t *testing.T) {
 	}
 }
 
+func TestParseProblemReadsAPSPsNameAndMessage(t *testing.T) {
+	raw := `{"nome":"chave_invalida","mensagem":"A chave informada não existe\n s3cr3t"}`
+	p := parseProblem([]byte(raw), []string{"s3cr3t"})
+	if p.Name != "chave_invalida" || p.Message != "A chave informada não existe [redacted]" {
+		t.Fatalf("parsed %+v", p)
+	}
+	if got := p.String(); got != "chave_invalida: A chave informada não existe [redacted]" {
+		t.Fatalf("String() = %q", got)
+	}
+}
+
 func TestCleanScrubsSecretsControlsAndLength(t *testing.T) {
 	got := clean("token abc123\n\x1b[31mred\u202e and abc123 again "+strings.Repeat("é", 400), []string{"abc123", ""})
 	if strings.Contains(got, "abc123") || strings.ContainsAny(got, "\n\x1b\u202e") || utf8.RuneCountInString(got) > maxText+1 {

@@ -113,13 +113,16 @@ func (e *Error) Is(target error) bool {
 }
 
 // Problem is an RFC 7807 answer as API Pix writes it. The violations' values are not kept:
-// they echo what was sent, personal documents included.
+// they echo what was sent, personal documents included. A PSP's own APIs may answer
+// {"nome", "mensagem"} instead (Efí's do): Name and Message keep those.
 type Problem struct {
 	Type       string      `json:"type"`
 	Title      string      `json:"title"`
 	Status     int         `json:"status"`
 	Detail     string      `json:"detail"`
 	Violations []Violation `json:"violacoes"`
+	Name       string      `json:"nome"`
+	Message    string      `json:"mensagem"`
 }
 
 // Violation is one of a Problem's violacoes: which property broke which rule.
@@ -128,10 +131,10 @@ type Violation struct {
 	Property string `json:"propriedade"`
 }
 
-// String is the title, detail and violations in one line, or "".
+// String is the title, detail, name, message and violations in one line, or "".
 func (p Problem) String() string {
 	var parts []string
-	for _, s := range []string{p.Title, p.Detail} {
+	for _, s := range []string{p.Title, p.Detail, p.Name, p.Message} {
 		if s != "" {
 			parts = append(parts, s)
 		}

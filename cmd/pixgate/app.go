@@ -122,6 +122,10 @@ type app struct {
 	metrics  *metrics.Metrics
 	// dispatcher delivers webhooks; tests drive it with DeliverDue.
 	dispatcher *application.Dispatcher
+	// payouts is the payout outbox and payoutAPI the provider it sends through (nil without
+	// one: PIXGATE_PAYOUT_PROVIDER, wire_payouts.go).
+	payouts   *application.PayOutWithdrawals
+	payoutAPI ports.Payouts
 	// onWebhookAttempt observes each delivery attempt (metrics); nil observes nothing.
 	onWebhookAttempt func(domain.Event, ports.Attempt, ports.DeliveryStatus)
 	// webhookOptions are the sender's options beyond the configuration.

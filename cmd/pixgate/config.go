@@ -81,6 +81,9 @@ type Config struct {
 	PixSigningCert     string // PEM file of the signing key's certificate chain
 	PixLocationRPS     float64
 	PixLocationBurst   int
+
+	// Payouts (config_payouts.go).
+	Payout PayoutConfig
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -94,7 +97,7 @@ type setting struct {
 // settings lists every variable pixgate reads; the README's configuration table is checked
 // against it by a test.
 func settings() []setting {
-	return []setting{
+	return append([]setting{
 		{"PIXGATE_ADDR", ":8080", "Address the API listens on.", func(c *Config, v string) error { return hostPort(&c.Addr, v) }},
 		{"PIXGATE_METRICS_ADDR", "", "Separate address for /metrics; empty serves it with the API.", func(c *Config, v string) error {
 			if v == "" {
@@ -356,7 +359,7 @@ func settings() []setting {
 			c.WebhookWorkers = int(n)
 			return err
 		}},
-	}
+	}, payoutSettings()...)
 }
 
 // loadConfig reads every setting from getenv; the first bad value stops it with a one-line
@@ -380,6 +383,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("PIXGATE_CREDENTIAL_KEY: required with PIXGATE_STORE=mongo, so that stored secrets still match after a restart")
 	}
 	if err := acquirerAPIConfig(c); err != nil {
+		return Config{}, err
+	}
+	if err := payoutConfig(&c, getenv); err != nil {
 		return Config{}, err
 	}
 	if err := pixLocationConfig(c); err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // The background work of a serving pixgate comes in two shapes: jobs, which sweep the store
-// (expiry, ledger recovery, the sandbox's settling), and workers, which loop by themselves
+// (expiry, ledger recovery, the payout outbox, the sandbox's settling), and workers, which loop by themselves
 // until they are stopped (the webhook dispatcher, the instance heartbeat). Both belong to the
 // process, not to a use case: the use cases offer RunOnce or Run, and this file decides when
 // they run.
@@ -26,8 +26,8 @@ import (
 // keeps the store busy half the time at most). So no job waits behind another's sweep or
 // cost, and work that is due (a change a crash left without its entries, a refund to settle,
 // an expiry) is acted on within the job's bound plus the sweep's own time. The dispatcher (a
-// worker) paces its idle polls the same way (application.DispatcherConfig.MaxPollInterval);
-// an outbox added later takes a Pace too. The README's "Background work" states the bounds; a
+// worker) paces its idle polls the same way (application.DispatcherConfig.MaxPollInterval),
+// and so does the payout outbox (a job). The README's "Background work" states the bounds; a
 // change to the paces below changes them. On FerretDB on SQLite, whose sweeps read every
 // document, the bounds cost the store's time (docs/PERFORMANCE.md measures how much).
 //
@@ -55,6 +55,12 @@ const (
 	// webhookPollBound bounds the dispatcher's idle poll: an event is claimed within 5 s + a
 	// look.
 	webhookPollBound = 5 * time.Second
+	// payoutEvery and payoutBound pace the payout outbox with a PSP: a withdrawal's payout
+	// leaves within about a second of its creation on a fast store, within 5 s + a sweep on a
+	// slow one, and a payout due to be read back is read within the same bound. (The
+	// sandbox's payouts keep the pace of its settling: wire_payouts.go.)
+	payoutEvery = time.Second
+	payoutBound = 5 * time.Second
 )
 
 // job is a sweep of the store, run at start and then on its pace.

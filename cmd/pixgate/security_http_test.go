@@ -203,7 +203,7 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 	e.secWant(http.StatusAccepted, "POST", "/transaction/"+txRefunding+"/refund", owner, nil)
 	e.secPaid(owner, 1_000_000)
 	wdProcessed := e.secWithdraw(owner, 1_000)
-	e.secJob(settleJobName)
+	e.secJob(payoutJobName)
 	wdProcessing := e.secWithdraw(owner, 1_000)
 	cred := e.secWant(http.StatusCreated, "POST", "/auth/credentials", owner, nil).json(t)
 	clientID, secret := cred["client_id"].(string), cred["client_secret"].(string)

@@ -14,11 +14,9 @@ import (
 // complete: often enough that PIXGATE_SANDBOX_SETTLE_SECONDS reads as "about that long".
 const sandboxRefundSettleEvery = 500 * time.Millisecond
 
-// Names of the sandbox's jobs (in logs, and for tests that run them by hand).
-const (
-	sandboxRefundSettleJob = "settling sandbox refunds"
-	settleJobName          = "settling sandbox withdrawals"
-)
+// sandboxRefundSettleJob names the sandbox's job (in logs, and for tests that run it by hand).
+// Its payouts are the payout outbox's, against the sandbox's payout API (wire_payouts.go).
+const sandboxRefundSettleJob = "settling sandbox refunds"
 
 // transactionFee is the fee on each paid transaction, as configured.
 func (a *app) transactionFee() domain.FeePolicy {
@@ -40,9 +38,9 @@ func newSandboxWorld(cfg Config) (*sandboxWorld, error) {
 	return &sandboxWorld{account: account}, nil
 }
 
-// wireSandbox wires the sandbox's steering, its /sandbox routes, and the jobs that complete
-// refunds, MED refunds and payouts after PIXGATE_SANDBOX_SETTLE_SECONDS. Nothing exists
-// without PIXGATE_SANDBOX=true.
+// wireSandbox wires the sandbox's steering, its /sandbox routes, and the job that completes
+// refunds and MED refunds after PIXGATE_SANDBOX_SETTLE_SECONDS (payouts complete through the
+// sandbox's payout API, wire_payouts.go). Nothing exists without PIXGATE_SANDBOX=true.
 func (a *app) wireSandbox(deps *httpapi.Deps) error {
 	if a.sandbox == nil {
 		return nil
@@ -56,12 +54,6 @@ func (a *app) wireSandbox(deps *httpapi.Deps) error {
 		FailWithdrawal: wd.FailWithdrawal, RejectWithdrawal: wd.RejectWithdrawal, RefundWithdrawal: wd.RefundWithdrawal,
 	}
 	settleTxs := sandbox.NewSettleTransactions(txs, a.clock, a.emitter.Acquirer(), a.cfg.SandboxSettle)
-	settleWds := sandbox.NewSettleWithdrawals(wds, a.clock, a.cfg.SandboxSettle, a.sandbox.account.BankAccount.ISPB)
-	// A quarter of the delay keeps "about 2 s" close to 2 s, without polling the store more
-	// than twice a second.
-	wdInterval := min(max(a.cfg.SandboxSettle/4, 500*time.Millisecond), 10*time.Second)
-	a.jobs = append(a.jobs,
-		job{name: sandboxRefundSettleJob, pace: application.Pace{Interval: sandboxRefundSettleEvery, Bound: sandboxSettleBound}, run: settleTxs.RunOnce},
-		job{name: settleJobName, pace: application.Pace{Interval: wdInterval, Bound: sandboxSettleBound}, run: settleWds.RunOnce})
+	a.jobs = append(a.jobs, job{name: sandboxRefundSettleJob, pace: application.Pace{Interval: sandboxRefundSettleEvery, Bound: sandboxSettleBound}, run: settleTxs.RunOnce})
 	return nil
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // TestProductionWiringBuildsNothingOfTheSandbox: with PIXGATE_SANDBOX off, no part of the
-// simulated world is built or wired: no sandbox acquirer, parties, directory, steering, routes
-// or settle jobs; with it on, all of them are.
+// simulated world is built or wired: no sandbox acquirer, parties, directory, steering, routes,
+// settle job or payout API; with it on, all of them are.
 func TestProductionWiringBuildsNothingOfTheSandbox(t *testing.T) {
 	sandboxRoutes := func(e *env) []string {
 		var names []string
@@ -44,6 +44,9 @@ func TestProductionWiringBuildsNothingOfTheSandbox(t *testing.T) {
 		if got := sandboxJobs(e); len(got) != 0 {
 			t.Errorf("sandbox jobs %v", got)
 		}
+		if e.app.payoutAPI != nil || e.app.payouts != nil {
+			t.Errorf("withdrawals are paid out through %T", e.app.payoutAPI)
+		}
 	})
 	t.Run("on, all of it is wired", func(t *testing.T) {
 		e := newEnv(t, map[string]string{"PIXGATE_SANDBOX": "true"})
@@ -56,8 +59,11 @@ func TestProductionWiringBuildsNothingOfTheSandbox(t *testing.T) {
 		if got := sandboxRoutes(e); len(got) != 8 {
 			t.Errorf("sandbox routes %v, want the 8 steering routes", got)
 		}
-		if got := sandboxJobs(e); len(got) != 2 {
-			t.Errorf("sandbox jobs %v, want the two settle jobs", got)
+		if got := sandboxJobs(e); len(got) != 1 {
+			t.Errorf("sandbox jobs %v, want the settle job of refunds", got)
+		}
+		if _, ok := e.app.payoutAPI.(*sandbox.Payouts); !ok || e.app.payouts == nil {
+			t.Errorf("payouts go through %T, want the sandbox's payout API", e.app.payoutAPI)
 		}
 	})
 }

@@ -38,12 +38,12 @@ func wdEnv(t *testing.T, extra map[string]string) *env {
 	return newEnv(t, vars)
 }
 
-// settle runs the sandbox job that completes withdrawals, as the server does in the
-// background, and tells how many it moved.
+// settle runs the payout outbox, which completes the sandbox's withdrawals, as the server does
+// in the background, and tells how many steps it took.
 func (e *env) settle() int {
 	e.t.Helper()
 	for _, j := range e.app.jobs {
-		if j.name == settleJobName {
+		if j.name == payoutJobName {
 			n, err := j.run(context.Background())
 			if err != nil {
 				e.t.Fatalf("settling withdrawals: %v", err)
@@ -51,7 +51,7 @@ func (e *env) settle() int {
 			return n
 		}
 	}
-	e.t.Fatalf("no job %q", settleJobName)
+	e.t.Fatalf("no job %q", payoutJobName)
 	return 0
 }
 
@@ -646,7 +646,7 @@ func TestCancelWithdrawalOutsideTheSandbox(t *testing.T) {
 			problemOf(t, e.do("POST", "/sandbox/withdrawal/"+wid+"/"+step, tok, nil), http.StatusNotFound, "not_found")
 		}
 		for _, j := range e.app.jobs {
-			if j.name == settleJobName {
+			if j.name == payoutJobName {
 				t.Fatalf("the settle job runs without the sandbox")
 			}
 		}

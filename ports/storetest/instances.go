@@ -25,7 +25,8 @@ type Instance struct {
 // guarantee the service makes across instances must hold: one transition and one event per
 // expiry whichever instance's sweeper runs, no status change or delivery lease lost to the
 // other, one lease per delivery, a revocation never undone by a record of use, one
-// withdrawal per check of the balance, and a payment and its fee recorded in one step.
+// withdrawal per check of the balance, a payment and its fee recorded in one step, and one
+// claim of a payout at a time, serialised with a cancel.
 func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	for _, c := range []struct {
 		name string
@@ -38,6 +39,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 		{"two instances withdrawing at once from one account never overdraw", instWithdrawalsNeverOverdraw},
 		{"payments with fees and withdrawals through two instances never overdraw", instPaymentFeeOneStep},
 		{"a revocation racing records of use from another instance stays", instRevocationStays},
+		{"claims of one payout from two instances hand it to one, and a cancel racing a claim makes one of the two", instPayoutClaims},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newPair) })
 	}
@@ -304,5 +306,19 @@ func toggle(at time.Time) func(*domain.Transaction) error {
 			return tx.OpenDispute(at)
 		}
 		return tx.RejectDispute(at)
+	}
+}
+
+func instPayoutClaims(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
+	t.Parallel()
+	a, b := newPair(t)
+	repos := []ports.WithdrawalRepository{a.Withdrawals, b.Withdrawals}
+	account := domain.NewID()
+	for round := range 6 {
+		w := fundedWithdrawal(t, a.Stores, wdSpec{account: account, createdAt: minutes(round)})
+		if wins := claimConcurrently(t, repos, w, 8); wins != 1 {
+			t.Fatalf("round %d: %d claims won, want exactly 1", round, wins)
+		}
+		cancelRacingClaim(t, repos, fundedWithdrawal(t, b.Stores, wdSpec{account: account, createdAt: minutes(round)}))
 	}
 }

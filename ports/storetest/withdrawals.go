@@ -32,7 +32,11 @@ func TestWithdrawals(t *testing.T, newStore func(t *testing.T) Stores) {
 		{"of concurrent completions of one withdrawal exactly one wins", wdConcurrentCompletionsWithdrawalExactlyWins},
 		{"withdrawals handed in and out are never shared with the store", wdWithdrawalsHandedOutNeverShared},
 		{"listByAccount pages in creation order, reading a page number or size below 1 as 1", wdListByAccountPagesCreationOrderReading},
-		{"listByStatus lists withdrawals that entered the status at or before until, oldest first", wdListByStatusListsWithdrawalsEnteredStatus},
+		{"find returns a withdrawal whatever its account", wdFindReturnsWithdrawalWhateverAccount},
+		{"a payout's due time and claims read back as they were stored", wdPayoutDispatchReadsBack},
+		{"listPayoutsDue lists the payouts due at or before until, the earliest first, none that is done", wdListPayoutsDueListsDuePayouts},
+		{"of concurrent claims of one payout exactly one wins", wdConcurrentClaimsOnePayoutOneWins},
+		{"a cancel and a claim of one payout racing: exactly one of them happens", wdCancelRacingClaimOneHappens},
 	})
 }
 
@@ -406,23 +410,200 @@ func wdListByAccountPagesCreationOrderReading(t *testing.T, newStore func(t *tes
 	}
 }
 
-func wdListByStatusListsWithdrawalsEnteredStatus(t *testing.T, newStore func(t *testing.T) Stores) {
+func wdFindReturnsWithdrawalWhateverAccount(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Parallel()
 	s, ctx := newStore(t), context.Background()
-	// PROCESSING is entered 1 s after creation.
-	second := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(2), status: domain.WdProcessing})
-	first := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(1), status: domain.WdProcessing})
-	fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(3), status: domain.WdProcessing}) // too late
-	fundedWithdrawal(t, s, wdSpec{account: first.AccountID(), createdAt: minutes(0)})                           // still pending
-	until := minutes(2).Add(time.Second)
+	w := richWithdrawal(t, domain.NewID())
+	fund(t, s, w.AccountID(), w.Total())
+	want := domain.UnmarshalWithdrawalFromDatabase(w.Record())
+	if err := s.Withdrawals.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Withdrawals.Find(ctx, w.ID())
+	if err != nil {
+		t.Fatalf("Find: %v", err)
+	}
+	assertSameWithdrawal(t, got, want)
+	if _, err := s.Withdrawals.Find(ctx, domain.NewID()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("Find(unknown) = %v, want ErrNotFound", err)
+	}
+}
 
-	got, err := s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 10)
-	if want := []string{first.ID(), second.ID()}; err != nil || !slices.Equal(withdrawalIDs(got), want) {
-		t.Errorf("ListByStatus = %v, %v; want %v", withdrawalIDs(got), err, want)
+func wdPayoutDispatchReadsBack(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	w := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(1).Add(123 * time.Millisecond)})
+	if got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID()); err != nil || got.PayoutDue() == nil ||
+		!got.PayoutDue().Equal(w.CreatedAt()) || got.PayoutClaims() != 0 {
+		t.Fatalf("a new withdrawal read back due %v with %v claims (%v); want due at its creation, unclaimed",
+			dueOf(got), claimsOf(got), err)
 	}
-	if got, err = s.Withdrawals.ListByStatus(ctx, domain.WdProcessing, until, 1); err != nil || !slices.Equal(withdrawalIDs(got), []string{first.ID()}) {
-		t.Errorf("ListByStatus(limit 1) = %v, %v; want the oldest", withdrawalIDs(got), err)
+	until := minutes(2).Add(456 * time.Millisecond)
+	claimed, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+		_, err := w.ClaimPayout(minutes(2), until)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Update(claim): %v", err)
 	}
+	got, err := s.Withdrawals.Get(ctx, w.AccountID(), w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameWithdrawal(t, got, claimed)
+	if !got.PayoutDue().Equal(until) || got.PayoutClaims() != 1 {
+		t.Errorf("claimed payout read back due %v with %d claims; want %v, 1", dueOf(got), got.PayoutClaims(), until)
+	}
+	done, err := s.Withdrawals.Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+		return w.RefusePayout("chave_invalida", minutes(3))
+	})
+	if err != nil {
+		t.Fatalf("Update(refuse): %v", err)
+	}
+	if got, err = s.Withdrawals.Get(ctx, w.AccountID(), w.ID()); err != nil || got.PayoutDue() != nil || got.PayoutClaims() != 1 {
+		t.Fatalf("a refused payout read back due %v with %v claims (%v); want nothing due, 1 claim", dueOf(got), claimsOf(got), err)
+	}
+	assertSameWithdrawal(t, got, done)
+}
+
+func wdListPayoutsDueListsDuePayouts(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	account := domain.NewID()
+	second := fundedWithdrawal(t, s, wdSpec{account: account, createdAt: minutes(2)})
+	first := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(1)})
+	fundedWithdrawal(t, s, wdSpec{account: account, createdAt: minutes(4)}) // due too late
+	for _, status := range []domain.WithdrawalStatus{domain.WdProcessed, domain.WdCanceled, domain.WdFailed, domain.WdRejected} {
+		fundedWithdrawal(t, s, wdSpec{account: account, createdAt: minutes(0), status: status}) // done
+	}
+	// A payout in progress, whose next look is scheduled between the two.
+	checked := fundedWithdrawal(t, s, wdSpec{account: account, createdAt: minutes(0), status: domain.WdProcessing})
+	if _, err := s.Withdrawals.Update(ctx, account, checked.ID(), func(w *domain.Withdrawal) error {
+		w.SchedulePayout(minutes(1).Add(time.Second))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	until := minutes(3)
+	got, err := s.Withdrawals.ListPayoutsDue(ctx, until, 10)
+	if want := []string{first.ID(), checked.ID(), second.ID()}; err != nil || !slices.Equal(withdrawalIDs(got), want) {
+		t.Fatalf("ListPayoutsDue = %v, %v; want %v", withdrawalIDs(got), err, want)
+	}
+	if got, err = s.Withdrawals.ListPayoutsDue(ctx, until, 1); err != nil || !slices.Equal(withdrawalIDs(got), []string{first.ID()}) {
+		t.Errorf("ListPayoutsDue(limit 1) = %v, %v; want the earliest", withdrawalIDs(got), err)
+	}
+	// A claim moves the payout past until; a cancel takes it out for good.
+	if _, err := s.Withdrawals.Update(ctx, first.AccountID(), first.ID(), func(w *domain.Withdrawal) error {
+		_, err := w.ClaimPayout(until, minutes(10))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Withdrawals.Update(ctx, account, second.ID(), func(w *domain.Withdrawal) error {
+		return w.Cancel(until)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.Withdrawals.ListPayoutsDue(ctx, until, 10); err != nil || !slices.Equal(withdrawalIDs(got), []string{checked.ID()}) {
+		t.Errorf("after a claim and a cancel, ListPayoutsDue = %v, %v; want only the payout in progress", withdrawalIDs(got), err)
+	}
+	if got, err = s.Withdrawals.ListPayoutsDue(ctx, until, 0); err != nil || len(got) != 0 {
+		t.Errorf("ListPayoutsDue(limit 0) = %v, %v; want none", withdrawalIDs(got), err)
+	}
+}
+
+func wdConcurrentClaimsOnePayoutOneWins(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s := newStore(t)
+	w := fundedWithdrawal(t, s, wdSpec{account: domain.NewID(), createdAt: minutes(0)})
+	wins := claimConcurrently(t, []ports.WithdrawalRepository{s.Withdrawals}, w, 8)
+	if wins != 1 {
+		t.Fatalf("%d claims won, want exactly 1", wins)
+	}
+	got, err := s.Withdrawals.Get(context.Background(), w.AccountID(), w.ID())
+	if err != nil || got.PayoutClaims() != 1 {
+		t.Fatalf("stored %v claims (%v), want 1", claimsOf(got), err)
+	}
+}
+
+// claimConcurrently races n claims of w's payout through the repositories in turn and tells
+// how many won; every loser must find the payout not due, or give up having written nothing
+// (ports.ErrVersionConflict, when it kept losing the race to write).
+func claimConcurrently(t *testing.T, repos []ports.WithdrawalRepository, w *domain.Withdrawal, n int) int {
+	t.Helper()
+	now := w.CreatedAt().Add(time.Second)
+	errs := concurrently(n, func(i int) error {
+		_, err := repos[i%len(repos)].Update(context.Background(), w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+			_, err := w.ClaimPayout(now, now.Add(time.Minute))
+			return err
+		})
+		return err
+	})
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, domain.ErrPayoutNotDue) && !errors.Is(err, ports.ErrVersionConflict):
+			t.Errorf("claim: %v, want nil, ErrPayoutNotDue or ErrVersionConflict", err)
+		}
+	}
+	return wins
+}
+
+func wdCancelRacingClaimOneHappens(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Parallel()
+	s := newStore(t)
+	account := domain.NewID()
+	for range 10 {
+		w := fundedWithdrawal(t, s, wdSpec{account: account, createdAt: minutes(0)})
+		cancelRacingClaim(t, []ports.WithdrawalRepository{s.Withdrawals}, w)
+	}
+}
+
+// cancelRacingClaim races a cancel and a claim of w's payout, through the repositories in
+// turn: exactly one of them must happen, and the stored withdrawal must show it.
+func cancelRacingClaim(t *testing.T, repos []ports.WithdrawalRepository, w *domain.Withdrawal) {
+	t.Helper()
+	ctx := context.Background()
+	now := w.CreatedAt().Add(time.Second)
+	errs := concurrently(2, func(i int) error {
+		_, err := repos[i%len(repos)].Update(ctx, w.AccountID(), w.ID(), func(w *domain.Withdrawal) error {
+			if i == 0 {
+				return w.Cancel(now)
+			}
+			_, err := w.ClaimPayout(now, now.Add(time.Minute))
+			return err
+		})
+		return err
+	})
+	canceled, claimed := errs[0] == nil, errs[1] == nil
+	got, err := repos[0].Get(ctx, w.AccountID(), w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case canceled == claimed:
+		t.Fatalf("cancel: %v, claim: %v; want exactly one to happen", errs[0], errs[1])
+	case canceled && (!errors.Is(errs[1], domain.ErrPayoutNotDue) || got.Status() != domain.WdCanceled || got.PayoutClaims() != 0):
+		t.Fatalf("canceled, then the claim answered %v; stored %s with %d claims", errs[1], got.Status(), got.PayoutClaims())
+	case claimed && (!errors.Is(errs[0], domain.ErrInvalidTransition) || got.Status() != domain.WdPending || got.PayoutClaims() != 1):
+		t.Fatalf("claimed, then the cancel answered %v; stored %s with %d claims", errs[0], got.Status(), got.PayoutClaims())
+	}
+}
+
+func dueOf(w *domain.Withdrawal) any {
+	if w == nil {
+		return "no withdrawal"
+	}
+	return w.PayoutDue()
+}
+
+func claimsOf(w *domain.Withdrawal) any {
+	if w == nil {
+		return "no withdrawal"
+	}
+	return w.PayoutClaims()
 }
 
 // richWithdrawal is a PROCESSED withdrawal with every field set.

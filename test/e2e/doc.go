@@ -26,6 +26,12 @@
 //     one FAILED transition and event per expiry under three sweepers, money racing without
 //     overdraft (and the audit clean), every webhook delivered with never two attempts of one
 //     event in flight.
+//   - TestTwoInstancesAndASIGKILLPayEachWithdrawalOutOnce and
+//     TestEfiRefusalsOnMongoDBGiveTheMoneyBack: withdrawals paid out through a fake Efí
+//     (adapters/psp/efi/efitest) listening in the test process, reached from the containers
+//     over mutual TLS; one instance SIGKILLed while its sends are in flight, the other taking
+//     its payouts over: one payout per withdrawal, every one PROCESSED, the ledger whole; a
+//     refused payout gives the money back.
 //   - TestThreeInstancesShareTheRateLimits: POST /transaction and the token endpoint flooded
 //     through three instances, then two: together they let through the configured rate.
 //

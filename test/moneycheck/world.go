@@ -49,7 +49,7 @@ type useCases struct {
 	withdrawNow   *application.CreateWithdrawal // stored PROCESSING, as the sandbox does
 	withdrawLater *application.CreateWithdrawal // stored PENDING, until an acquirer takes it
 	cancel        *application.CancelWithdrawal
-	process       *application.WithdrawalStep // PROCESSING → PROCESSED, as sandbox.SettleWithdrawals does
+	process       *application.WithdrawalStep // PROCESSING → PROCESSED, as the sandbox's payouts end
 	payouts       sandbox.WithdrawalSteering
 }
 

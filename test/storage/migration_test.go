@@ -430,3 +430,51 @@ func TestLegacyAccountsKeepManagingThemselves(t *testing.T) {
 		t.Fatalf("after a rewrite the document holds %+v, want account:admin and scope set %d", stored, domain.ScopesCurrent)
 	}
 }
+
+// TestPayoutsMigration opens the adapter on a database written before the payout outbox: the
+// withdrawals still PENDING or PROCESSING become due at their last change, so that the outbox
+// finds them through its index, and no other.
+func TestPayoutsMigration(t *testing.T) {
+	t.Parallel()
+	srv := testdb.Shared(t)
+	cfg := srv.Config(t)
+	db := testdb.Client(t, srv).Database(cfg.Database)
+	ctx := ctxTimeout(t, 3*time.Minute)
+	writeLegacy(t, ctx, db)
+	var live []string
+	cur, err := db.Collection("withdrawals").Find(ctx, bson.D{{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{"PENDING", "PROCESSING"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		live = append(live, d.ID)
+	}
+
+	s := testdb.OpenStore(t, srv, cfg)
+	due, err := s.Withdrawals().ListPayoutsDue(ctx, base.Add(time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range due {
+		got = append(got, w.ID())
+		if !w.PayoutDue().Equal(w.UpdatedAt()) || w.PayoutClaims() != 0 {
+			t.Errorf("%s: due %v with %d claims, want due at its last change %v, unclaimed", w.ID(), w.PayoutDue(), w.PayoutClaims(), w.UpdatedAt())
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(live)
+	if len(live) == 0 || !slices.Equal(got, live) {
+		t.Fatalf("due after the upgrade %v, want the live withdrawals %v", got, live)
+	}
+	// A second instance, or a restart, schedules nothing again.
+	if n, err := testdb.OpenStore(t, srv, cfg).MigratePayouts(ctx); err != nil || n != 0 {
+		t.Fatalf("MigratePayouts again = %d, %v; want 0", n, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -71,6 +72,12 @@ type Config struct {
 	// MerchantName and MerchantCity go into the BR Codes (ASCII, at most 25 and 15
 	// characters); empty means "PSPTEST RECEBEDOR" and "SAO PAULO".
 	MerchantName, MerchantCity string
+	// Listen is the address the server listens on; empty means a free port on loopback. A
+	// test whose client runs elsewhere (a container) listens on every interface, and names
+	// the host that client reaches it by in Hosts.
+	Listen string
+	// Hosts are names and addresses the server's certificate is valid for, besides loopback's.
+	Hosts []string
 }
 
 // PSP is a fake PSP: an HTTPS server that requires a client certificate issued by its CA,
@@ -173,9 +180,17 @@ func New(t testing.TB, cfg Config) *PSP {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.routes() // and the scopes of API Pix with them
 	srv := httptest.NewUnstartedServer(p.mux)
+	if cfg.Listen != "" {
+		l, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			t.Fatalf("psptest: listening on %s: %v", cfg.Listen, err)
+		}
+		srv.Listener.Close()
+		srv.Listener = l
+	}
 	srv.TLS = &tls.Config{
 		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{ca.IssueServer(t, "127.0.0.1", "localhost", "::1").TLS},
+		Certificates: []tls.Certificate{ca.IssueServer(t, append([]string{"127.0.0.1", "localhost", "::1"}, cfg.Hosts...)...).TLS},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ClientCAs:    ca.Pool(),
 	}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Payout providers: who pays withdrawals out (PIXGATE_PAYOUT_PROVIDER).
+const (
+	payoutNone    = "none"
+	payoutSandbox = "sandbox"
+	payoutEfi     = "efi"
+)
+
+// PayoutConfig is how withdrawals are paid out: the provider, and for a PSP its payout API
+// and how pixgate proves who it is there (the same OAuth 2.0 client credentials over mutual
+// TLS as the acquirer's API Pix).
+type PayoutConfig struct {
+	// Provider is payoutNone, payoutSandbox or payoutEfi, decided: an empty
+	// PIXGATE_PAYOUT_PROVIDER is the sandbox's with PIXGATE_SANDBOX=true and none otherwise.
+	Provider string
+	APIURL   string
+	// TokenURL is empty when the payout API's scheme and host with /oauth/token is meant.
+	TokenURL     string
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+	TokenRequest string
+	CertFile     string
+	KeyFile      string
+	P12File      string
+	P12Password  string
+	CAFile       string
+	// Check is PIXGATE_PAYOUT_CHECK_SECONDS: how often a payout in progress is read back.
+	Check time.Duration
+}
+
+// payoutDefaults are the payout settings that default to their PIXGATE_ACQUIRER_* namesake
+// (the same PSP usually holds pixgate's key and pays its withdrawals out), each read from the
+// environment when the payout's own is empty. The client certificate's settings default as a
+// group: a payout certificate of its own takes none of the acquirer's.
+var payoutDefaults = []struct {
+	suffix string
+	cert   bool
+	field  func(*PayoutConfig) *string
+}{
+	{"CLIENT_ID", false, func(p *PayoutConfig) *string { return &p.ClientID }},
+	{"CLIENT_SECRET", false, func(p *PayoutConfig) *string { return &p.ClientSecret }},
+	{"TOKEN_REQUEST", false, func(p *PayoutConfig) *string { return &p.TokenRequest }},
+	{"CERT_FILE", true, func(p *PayoutConfig) *string { return &p.CertFile }},
+	{"KEY_FILE", true, func(p *PayoutConfig) *string { return &p.KeyFile }},
+	{"P12_FILE", true, func(p *PayoutConfig) *string { return &p.P12File }},
+	{"P12_PASSWORD", true, func(p *PayoutConfig) *string { return &p.P12Password }},
+	{"API_CA_FILE", false, func(p *PayoutConfig) *string { return &p.CAFile }},
+}
+
+// payoutSettings are the PIXGATE_PAYOUT_* variables (settings() lists them with the others).
+// Those that default to an acquirer's setting have no default of their own here: payoutConfig
+// fills them in.
+func payoutSettings() []setting {
+	text := func(suffix, doc string, field func(*PayoutConfig) *string) setting {
+		return setting{"PIXGATE_PAYOUT_" + suffix, "", doc, func(c *Config, v string) error {
+			*field(&c.Payout) = v
+			return nil
+		}}
+	}
+	namesake := func(suffix, doc string) string {
+		return doc + " Default: PIXGATE_ACQUIRER_" + suffix + "."
+	}
+	out := []setting{
+		{"PIXGATE_PAYOUT_PROVIDER", "", "Who pays withdrawals out: efi (Efí's payout API, with PIXGATE_PAYOUT_API_URL), sandbox (only with PIXGATE_SANDBOX=true: payouts complete by themselves after PIXGATE_SANDBOX_SETTLE_SECONDS) or none (withdrawals wait PENDING, cancelable, and are sent once a provider is configured). Empty: sandbox with PIXGATE_SANDBOX=true, otherwise none.", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			return oneOf(&c.Payout.Provider, v, payoutEfi, payoutSandbox, payoutNone)
+		}},
+		{"PIXGATE_PAYOUT_API_URL", "", "https base URL of the payout API (Efí: https://pix.api.efipay.com.br); required with PIXGATE_PAYOUT_PROVIDER=efi.", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if err := httpsURL(v); err != nil {
+				return err
+			}
+			c.Payout.APIURL = v
+			return nil
+		}},
+		{"PIXGATE_PAYOUT_TOKEN_URL", "", "OAuth 2.0 token endpoint of the payout API. Empty: the payout API URL's scheme and host with /oauth/token.", func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if err := httpsURL(v); err != nil {
+				return err
+			}
+			c.Payout.TokenURL = v
+			return nil
+		}},
+		{"PIXGATE_PAYOUT_SCOPES", "", "OAuth 2.0 scopes asked for the payout API, separated by spaces. Empty: none is asked, and the PSP grants what the client was registered for.", func(c *Config, v string) error {
+			c.Payout.Scopes = strings.Fields(v)
+			return nil
+		}},
+		{"PIXGATE_PAYOUT_CHECK_SECONDS", "30", "Seconds between two readings of a payout the PSP is still making (and the longest wait before a send whose outcome is unknown is read back).", func(c *Config, v string) error {
+			n, err := intIn(v, 1, 3600)
+			c.Payout.Check = time.Duration(n) * time.Second
+			return err
+		}},
+	}
+	docs := map[string]string{
+		"CLIENT_ID":     "OAuth 2.0 client id at the payout API.",
+		"CLIENT_SECRET": "OAuth 2.0 client secret at the payout API.",
+		"TOKEN_REQUEST": "form or json: how the payout API's token is asked for (Efí wants json).",
+		"CERT_FILE":     "PEM client certificate for the payout API (mutual TLS), with PIXGATE_PAYOUT_KEY_FILE.",
+		"KEY_FILE":      "PEM private key of PIXGATE_PAYOUT_CERT_FILE.",
+		"P12_FILE":      "PKCS#12 client certificate and key for the payout API, instead of the PEM files.",
+		"P12_PASSWORD":  "Password of PIXGATE_PAYOUT_P12_FILE (may be empty).",
+		"API_CA_FILE":   "PEM file of extra CA certificates trusted for the payout API.",
+	}
+	for _, d := range payoutDefaults {
+		doc := namesake(d.suffix, docs[d.suffix])
+		if d.cert {
+			doc = docs[d.suffix] + " Default: PIXGATE_ACQUIRER_" + d.suffix + ", when none of PIXGATE_PAYOUT_CERT_FILE, _KEY_FILE and _P12_FILE is set."
+		}
+		out = append(out, text(d.suffix, doc, d.field))
+	}
+	return out
+}
+
+// payoutConfig decides the provider, fills in the settings that default to the acquirer's, and
+// checks that they come together. The certificate files and the rest of the transport's
+// settings are checked when the payout API's client is built (wire_payouts.go), which reads
+// the files; its errors name the settings too.
+func payoutConfig(c *Config, getenv func(string) string) error {
+	p := &c.Payout
+	switch {
+	case p.Provider == "" && c.Sandbox:
+		p.Provider = payoutSandbox
+	case p.Provider == "":
+		p.Provider = payoutNone
+	case p.Provider != payoutSandbox && c.Sandbox:
+		return fmt.Errorf("PIXGATE_PAYOUT_PROVIDER: %s is not for PIXGATE_SANDBOX=true, whose acquirer pays withdrawals out itself (leave it empty or sandbox)", p.Provider)
+	case p.Provider == payoutSandbox && !c.Sandbox:
+		return fmt.Errorf("PIXGATE_PAYOUT_PROVIDER: sandbox only with PIXGATE_SANDBOX=true")
+	}
+	if p.Provider != payoutEfi {
+		if p.APIURL != "" {
+			return fmt.Errorf("PIXGATE_PAYOUT_API_URL: set without PIXGATE_PAYOUT_PROVIDER=efi")
+		}
+		return nil
+	}
+	if p.APIURL == "" {
+		return fmt.Errorf("PIXGATE_PAYOUT_API_URL: required with PIXGATE_PAYOUT_PROVIDER=efi")
+	}
+	ownCert := p.CertFile != "" || p.KeyFile != "" || p.P12File != ""
+	for _, d := range payoutDefaults {
+		if field := d.field(p); *field == "" && !(d.cert && ownCert) {
+			*field = strings.TrimSpace(getenv("PIXGATE_ACQUIRER_" + d.suffix))
+		}
+	}
+	if p.TokenRequest != "" && p.TokenRequest != "form" && p.TokenRequest != "json" {
+		return fmt.Errorf("PIXGATE_PAYOUT_TOKEN_REQUEST: must be form or json")
+	}
+	return nil
+}
+
+// httpsURL accepts an absolute https URL with a host and no credentials or fragment.
+func httpsURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return fmt.Errorf("must be an https URL with a host, without credentials or fragment")
+	}
+	return nil
+}
