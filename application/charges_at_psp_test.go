@@ -79,7 +79,9 @@ func (f *fakeChargeIssuer) Remove(context.Context, string) (ports.Charge, error)
 // fakeCoder writes a BR Code of a location.
 type fakeCoder struct{}
 
-func (fakeCoder) CodeForLocation(location string) (string, error) { return "00020101021226LOC" + location, nil }
+func (fakeCoder) CodeForLocation(location string) (string, error) {
+	return "00020101021226LOC" + location, nil
+}
 
 type pspWorld struct {
 	clock  *fakeClock
