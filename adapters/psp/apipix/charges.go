@@ -119,12 +119,13 @@ func (c *Client) Create(ctx context.Context, r ports.ChargeRequest) (ports.Charg
 }
 
 // readBack is GET /cob/{txid} after a PUT that did not answer the charge: found when the PSP
-// holds an active cob of r's amount for pixgate's key under the txid. An error is a GET that
-// did not say whether there is one.
+// holds an active cob of r's amount for pixgate's key under the txid. A GET the PSP refuses
+// (403 to a client without cob.read, say) finds nothing, so that the PUT's refusal stands; an
+// error is a GET that did not say whether there is one.
 func (c *Client) readBack(ctx context.Context, r ports.ChargeRequest) (ports.Charge, bool, error) {
 	ch, err := c.Get(ctx, r.TxID)
 	switch {
-	case errors.Is(err, ports.ErrChargeNotFound):
+	case errors.Is(err, ports.ErrChargeNotFound) || errors.Is(err, ports.ErrChargeRefused):
 		return ports.Charge{}, false, nil
 	case err != nil:
 		return ports.Charge{}, false, err

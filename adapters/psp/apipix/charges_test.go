@@ -160,6 +160,15 @@ func TestARefusalCarriesThePSPsWords(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a refusal whose read-back is refused too", func(t *testing.T) {
+		t.Parallel()
+		p := psptest.New(t, psptest.Config{})
+		c := newClient(t, p, nil)
+		p.Inject(psptest.Answer(http.StatusForbidden), 2) // the PUT, then the GET
+		if _, err := c.Create(context.Background(), charge(1000)); !errors.Is(err, ports.ErrChargeRefused) {
+			t.Fatalf("err = %v, want the PUT's refusal", err)
+		}
+	})
 	t.Run("a key of another account", func(t *testing.T) {
 		t.Parallel()
 		p := psptest.New(t, psptest.Config{})
