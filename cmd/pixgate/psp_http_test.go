@@ -365,3 +365,21 @@ func TestPSPSettingsThatCannotBeUsedStopTheStartNamingThem(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenAPIDescribesChargesMadeAtAPSP checks the answers of POST /transaction in PSP mode
+// against the OpenAPI document: 201, 502 acquirer_error and 503 unavailable.
+func TestOpenAPIDescribesChargesMadeAtAPSP(t *testing.T) {
+	p := psptest.New(t, psptest.Config{})
+	e := pspEnv(t, p, map[string]string{"PIXGATE_ACQUIRER_TIMEOUT": "2s"})
+	c := &oaClient{t: t, e: e, spec: oaLoad(t, oaDocument(t, e))}
+	_, tok := e.account()
+	c.ok("POST", "/transaction", tok, fullTransaction(), http.StatusCreated)
+	p.Inject(psptest.Answer(http.StatusForbidden), 2) // the PUT, then its read-back
+	if r := c.ok("POST", "/transaction", tok, minimalTransaction(), http.StatusBadGateway); r.json(t)["code"] != "acquirer_error" {
+		t.Fatalf("502 %s", r.body)
+	}
+	p.Inject(psptest.Unavailable("0"), -1)
+	if r := c.ok("POST", "/transaction", tok, minimalTransaction(), http.StatusServiceUnavailable); r.header.Get("Retry-After") == "" {
+		t.Fatal("the 503 lacks Retry-After")
+	}
+}
