@@ -108,10 +108,17 @@ const MaxPaymentClockSkew = 5 * time.Minute
 
 // paymentTimeRefusal says why horario cannot be the time a payment of t was made, or "". The
 // creation is compared at whole seconds, as acquirers often send horario without a fraction:
-// a charge created at 11:19:32.456 paid "at 11:19:32" is a fast payer, not a forgery.
+// a charge created at 11:19:32.456 paid "at 11:19:32" is a fast payer, not a forgery. A charge
+// its PSP made is compared with its creation by the PSP's clock (calendario.criacao), the clock
+// horario is written by, so that a PSP whose clock is behind pixgate's never has a real payment
+// refused.
 func paymentTimeRefusal(horario time.Time, t *domain.Transaction, now time.Time) string {
+	created := t.CreatedAt()
+	if c, ok := t.PSPCharge(); ok {
+		created = c.CreatedAt
+	}
 	switch {
-	case horario.Before(t.CreatedAt().Truncate(time.Second)):
+	case horario.Before(created.Truncate(time.Second)):
 		return fmt.Sprintf("horario %s is before the charge was created", horario.UTC().Format(time.RFC3339Nano))
 	case horario.After(now.Add(MaxPaymentClockSkew)):
 		return fmt.Sprintf("horario %s is more than %v in the future", horario.UTC().Format(time.RFC3339Nano), MaxPaymentClockSkew)

@@ -531,7 +531,7 @@ func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
 	}
 	e2e := paid.EndToEndID
 	devolution := application.LateDevolutionID(e2e)
-	entry := acqPix(acqTxID(t, id), e2e)
+	entry := acqPix(e.pspTxID(id), e2e)
 	entry["valor"] = "10.01"
 	counted := func(t *testing.T) {
 		t.Helper()
@@ -569,7 +569,7 @@ func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
 
 	// The acquirer reports the devolution made, with the payment, as API Pix does; and sends
 	// that again.
-	back := acqPix(acqTxID(t, id), e2e)
+	back := acqPix(e.pspTxID(id), e2e)
 	back["valor"] = "10.01"
 	back["devolucoes"] = []any{acqDevolucaoOf(devolution, "10.01", "DEVOLVIDO")}
 	for i, want := range []string{"applied", "already_applied"} {

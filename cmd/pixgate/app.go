@@ -206,7 +206,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 
 	deps := httpapi.Deps{
 		Authenticator:     application.NewCachedAuthenticate(a.verifier, st.accounts, a.authCache),
-		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
+		CreateTransaction: a.newCreateTransaction(),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
