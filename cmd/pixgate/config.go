@@ -84,6 +84,10 @@ type Config struct {
 
 	// Payouts (config_payouts.go).
 	Payout PayoutConfig
+
+	// Reconcile is how often the acquirer's received PIX are reconciled; 0: never
+	// (reconcile.go).
+	Reconcile time.Duration
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -359,7 +363,7 @@ func settings() []setting {
 			c.WebhookWorkers = int(n)
 			return err
 		}},
-	}, payoutSettings()...)
+	}, append(payoutSettings(), reconcileSettings()...)...)
 }
 
 // loadConfig reads every setting from getenv; the first bad value stops it with a one-line
