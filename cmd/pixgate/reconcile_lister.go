@@ -2,8 +2,11 @@ package main
 
 import "github.com/pixgate/pixgate/ports"
 
-// newReceivedPixLister builds the acquirer's listing of received PIX from its API Pix; nil
-// when none is configured.
+// newReceivedPixLister is the PSP's API Pix listing of received PIX (GET /pix); nil without
+// PIXGATE_ACQUIRER_API_URL.
 func (a *app) newReceivedPixLister() (ports.ReceivedPixLister, error) {
-	return nil, nil
+	if a.psp == nil {
+		return nil, nil
+	}
+	return a.psp, nil
 }
