@@ -144,6 +144,8 @@ type app struct {
 	// receivedPix lists what the acquirer received, for reconciliation (nil: none; a test
 	// may hand one in).
 	receivedPix ports.ReceivedPixLister
+	// reconcile is the reconciliation job (nil when off); tests run it with RunOnce.
+	reconcile *application.ReconcileWithAcquirer
 	// notifications applies the acquirer's callbacks and what reconciliation lists (nil
 	// when neither exists).
 	notifications *application.ApplyPixNotifications

@@ -37,6 +37,7 @@ func (a *app) wireReconcile(*httpapi.Deps) error {
 	}
 	pass := application.NewReconcileWithAcquirer(a.receivedPix, a.stores.reconciliations, a.stores.transactions,
 		a.pixNotifications(), a.clock, application.ReconcileSettings{Holder: a.ids.NewID(), Hold: reconcileHold(a.cfg.Reconcile)}, a.reconciled)
+	a.reconcile = pass
 	a.expirer.AfterReconciliation(a.stores.reconciliations)
 	a.jobs = append(a.jobs, job{name: reconcileJobName, pace: application.Pace{Interval: a.cfg.Reconcile, Bound: a.cfg.Reconcile},
 		run: func(ctx context.Context) (int, error) {

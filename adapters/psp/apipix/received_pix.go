@@ -60,68 +60,73 @@ func (c *Client) ListReceivedPix(ctx context.Context, q ports.ReceivedPixQuery) 
 	return page, nil
 }
 
-// receivedEntry is one listed PIX (the specification's Pix schema); members it does not define
-// are ignored.
-type receivedEntry struct {
-	EndToEndID *string `json:"endToEndId"`
-	TxID       *string `json:"txid"`
-	Valor      *string `json:"valor"`
-	Horario    *string `json:"horario"`
-	Devolucoes []struct {
-		ID       *string `json:"id"`
-		RtrID    *string `json:"rtrId"`
-		Valor    *string `json:"valor"`
-		Natureza *string `json:"natureza"`
-		Status   *string `json:"status"`
-		Motivo   *string `json:"motivo"`
-	} `json:"devolucoes"`
-}
-
-// receivedOf reads one listed PIX; one that breaks the specification is Invalid, with why.
+// receivedOf reads one listed PIX (the specification's Pix schema) member by member, so that
+// every broken member is named: members the specification does not define are ignored, and
+// one that breaks it makes the entry Invalid, with why.
 func receivedOf(raw json.RawMessage) ports.ReceivedPix {
-	var e receivedEntry
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return ports.ReceivedPix{Invalid: "the entry is not a Pix object: " + err.Error()}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return ports.ReceivedPix{Invalid: "the entry is not an object"}
 	}
 	var why []string
 	bad := func(field, reason string) { why = append(why, field+" "+reason) }
 	p := ports.ReceivedPix{}
-	if s := receivedString(e.EndToEndID); receivedAlnum(s, 32, 32) {
+	if s, _ := receivedString(m, "endToEndId"); receivedAlnum(s, 32, 32) {
 		p.EndToEndID = s
 	} else {
 		bad("endToEndId", "must be an end-to-end id: 32 letters and digits")
 	}
-	if e.TxID != nil {
-		if receivedAlnum(*e.TxID, 1, 35) {
-			p.TxID = *e.TxID
+	if s, present := receivedString(m, "txid"); present {
+		if receivedAlnum(s, 1, 35) {
+			p.TxID = s
 		} else {
 			bad("txid", "must have 1 to 35 letters and digits")
 		}
 	}
 	var err error
-	if p.Amount, err = receivedValor(receivedString(e.Valor)); err != nil {
+	s, _ := receivedString(m, "valor")
+	if p.Amount, err = receivedValor(s); err != nil {
 		bad("valor", "must be a positive amount in reais with two decimals")
 	}
-	if p.PaidAt, err = time.Parse(time.RFC3339Nano, receivedString(e.Horario)); err != nil {
+	s, _ = receivedString(m, "horario")
+	if p.PaidAt, err = time.Parse(time.RFC3339Nano, s); err != nil {
 		bad("horario", "must be an RFC 3339 date-time")
 	}
-	for i, d := range e.Devolucoes {
-		at := fmt.Sprintf("devolucoes[%d].", i)
-		r := ports.ReceivedDevolution{ID: receivedString(d.ID), ReturnID: receivedString(d.RtrID), Nature: receivedString(d.Natureza),
-			Status: ports.DevolutionStatus(receivedString(d.Status)), Reason: strings.TrimSpace(receivedString(d.Motivo))}
+	var devs []json.RawMessage
+	if raw, ok := m["devolucoes"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &devs) != nil {
+			bad("devolucoes", "must be an array")
+		}
+	}
+	for i, rawDev := range devs {
+		at := fmt.Sprintf("devolucoes[%d]", i)
+		var d map[string]json.RawMessage
+		if json.Unmarshal(rawDev, &d) != nil {
+			bad(at, "must be an object")
+			continue
+		}
+		r := ports.ReceivedDevolution{}
+		r.ID, _ = receivedString(d, "id")
+		r.ReturnID, _ = receivedString(d, "rtrId")
+		r.Nature, _ = receivedString(d, "natureza")
+		status, _ := receivedString(d, "status")
+		r.Status = ports.DevolutionStatus(status)
+		motivo, _ := receivedString(d, "motivo")
+		r.Reason = strings.TrimSpace(motivo)
 		if !receivedAlnum(r.ID, 1, 35) {
-			bad(at+"id", "must have 1 to 35 letters and digits")
+			bad(at+".id", "must have 1 to 35 letters and digits")
 		}
 		if !receivedAlnum(r.ReturnID, 32, 32) {
-			bad(at+"rtrId", "must be an end-to-end id: 32 letters and digits")
+			bad(at+".rtrId", "must be an end-to-end id: 32 letters and digits")
 		}
-		if r.Amount, err = receivedValor(receivedString(d.Valor)); err != nil {
-			bad(at+"valor", "must be a positive amount in reais with two decimals")
+		valor, _ := receivedString(d, "valor")
+		if r.Amount, err = receivedValor(valor); err != nil {
+			bad(at+".valor", "must be a positive amount in reais with two decimals")
 		}
 		switch r.Status {
 		case ports.DevolutionInProgress, ports.DevolutionReturned, ports.DevolutionNotDone:
 		default:
-			bad(at+"status", "must be EM_PROCESSAMENTO, DEVOLVIDO or NAO_REALIZADO")
+			bad(at+".status", "must be EM_PROCESSAMENTO, DEVOLVIDO or NAO_REALIZADO")
 		}
 		p.Devolutions = append(p.Devolutions, r)
 	}
@@ -131,11 +136,17 @@ func receivedOf(raw json.RawMessage) ports.ReceivedPix {
 	return p
 }
 
-func receivedString(s *string) string {
-	if s == nil {
-		return ""
+// receivedString reads the string member key of m: "" when absent, null or not a string;
+// present tells whether it was there and not null.
+func receivedString(m map[string]json.RawMessage, key string) (s string, present bool) {
+	raw, ok := m[key]
+	if !ok || string(raw) == "null" {
+		return "", false
 	}
-	return *s
+	if json.Unmarshal(raw, &s) != nil {
+		return "", true
+	}
+	return s, true
 }
 
 func receivedValor(s string) (domain.Cents, error) {
