@@ -36,7 +36,7 @@ func (a *app) wireReconcile(*httpapi.Deps) error {
 		a.receivedPix = lister
 	}
 	pass := application.NewReconcileWithAcquirer(a.receivedPix, a.stores.reconciliations, a.stores.transactions,
-		a.pixNotifications(), a.clock, application.ReconcileSettings{Holder: a.ids.NewID(), Hold: reconcileHold(a.cfg.Reconcile)}, a.reconciled)
+		a.pixNotifications(), a.clock, application.ReconcileSettings{Holder: a.ids.NewID()}, a.reconciled)
 	a.reconcile = pass
 	a.expirer.AfterReconciliation(a.stores.reconciliations)
 	a.jobs = append(a.jobs, job{name: reconcileJobName, pace: application.Pace{Interval: a.cfg.Reconcile, Bound: a.cfg.Reconcile},
@@ -49,12 +49,6 @@ func (a *app) wireReconcile(*httpapi.Deps) error {
 
 // reconcileJobName names the reconciliation in the scheduler's log lines.
 const reconcileJobName = "reconciling with the acquirer"
-
-// reconcileHold bounds a pass: the default, or less when passes come more often, never under
-// a minute.
-func reconcileHold(every time.Duration) time.Duration {
-	return max(time.Minute, min(application.DefaultReconcileHold, every))
-}
 
 // reconciled counts a payment (or devolution) that reconciliation applied before its callback
 // came, and warns about it: a lost callback is a fault to look into at the PSP or at the
