@@ -212,3 +212,55 @@ func TestReconciliationIsOffWhenToldAndInTheSandbox(t *testing.T) {
 		t.Fatalf("without a secret the route answers %d", r.status)
 	}
 }
+
+// TestExpiryWaitsForReconciliationToCoverACharge: the PSP accepted a payment before the
+// charge's expiry and its callback was lost; pixgate's clock passes the expiry before any
+// pass ran. The charge is not failed (which would make the payment a late one to send back):
+// the pass that covers the expiry pays it.
+func TestExpiryWaitsForReconciliationToCoverACharge(t *testing.T) {
+	t.Parallel()
+	p := psptest.New(t, psptest.Config{})
+	clock := &fakeClock{}
+	e := rcEnv(t, p, func(a *app) { a.clock = clock })
+	_, tok := e.account()
+	body := minimalTransaction()
+	body["pix"] = map[string]any{"expirationSeconds": 60}
+	r := e.do("POST", "/transaction", tok, body)
+	if r.status != http.StatusCreated {
+		t.Fatalf("creating: %d %s", r.status, r.body)
+	}
+	id := r.json(t)["id"].(string)
+	paid, err := p.Pay("", psptest.Payment{Valor: "10.00", StaticTxID: acqTxID(t, id), Horario: clock.Now().Add(30 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	if moved, err := e.app.expirer.RunOnce(context.Background()); err != nil || moved != 0 {
+		t.Fatalf("before any pass the sweeper moved %d (%v), want none", moved, err)
+	}
+	if n := e.rcPass(); n != 1 {
+		t.Fatalf("the pass applied %d", n)
+	}
+	if moved, _ := e.app.expirer.RunOnce(context.Background()); moved != 0 {
+		t.Fatalf("the sweeper moved %d after the pass", moved)
+	}
+	tx := e.lcGet(tok, id).json(t)
+	if tx["status"] != "PAID" || tx["endToEnd"] != paid.EndToEndID {
+		t.Fatalf("transaction %v, want PAID in time by %s", tx["status"], paid.EndToEndID)
+	}
+	// An unpaid charge fails once a pass covered its expiry.
+	r = e.do("POST", "/transaction", tok, body)
+	unpaid := r.json(t)["id"].(string)
+	clock.Advance(2 * time.Minute)
+	if moved, _ := e.app.expirer.RunOnce(context.Background()); moved != 0 {
+		t.Fatal("failed before a pass covered its expiry")
+	}
+	e.rcPass()
+	if moved, err := e.app.expirer.RunOnce(context.Background()); err != nil || moved != 1 {
+		t.Fatalf("after the pass the sweeper moved %d (%v), want the unpaid charge", moved, err)
+	}
+	if got := e.lcGet(tok, unpaid).json(t)["status"]; got != "FAILED" {
+		t.Fatalf("the unpaid charge is %v", got)
+	}
+	e.dvVerify()
+}
