@@ -31,6 +31,7 @@ type Metrics struct {
 	qrRender       prometheus.Histogram
 	storeCallTimes *prometheus.HistogramVec
 	latePayments   *prometheus.CounterVec
+	reconciled     *prometheus.CounterVec // reconciled.go
 	// routes are the label values a request's route may take (KnownRoutes); nil lets any
 	// through.
 	routes map[string]bool
@@ -83,7 +84,9 @@ func New() *Metrics {
 			Name: "pixgate_late_payments_total",
 			Help: "Payments that paid no charge (for a charge not awaiting one, or of another amount than the charge's), kept in suspense and counted once, when their devolution is first asked, by the outcome of that request (returned, in_progress, not_done, error).",
 		}, []string{"outcome"}),
+		reconciled: newReconciled(),
 	}
+	m.registry.MustRegister(m.reconciled)
 	m.registry.MustRegister(m.requests, m.latency, m.created, m.statusChanges, m.deliveries, m.deliveryTime,
 		m.qrRender, m.storeCallTimes, m.latePayments, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

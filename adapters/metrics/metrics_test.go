@@ -160,3 +160,21 @@ func TestRequestLabelsComeFromAFixedSet(t *testing.T) {
 		}
 	}
 }
+
+func TestReconciledPaymentsAreCountedByOutcomeFromAFixedSet(t *testing.T) {
+	m := metrics.New()
+	m.ObserveReconciled(metrics.ReconciledPayment)
+	m.ObserveReconciled(metrics.ReconciledPayment)
+	m.ObserveReconciled(metrics.ReconciledDevolution)
+	m.ObserveReconciled("anything else")
+	body := scrape(t, m)
+	for _, want := range []string{
+		`pixgate_acquirer_reconciled_total{outcome="applied"} 2`,
+		`pixgate_acquirer_reconciled_total{outcome="devolution_applied"} 1`,
+		`pixgate_acquirer_reconciled_total{outcome="other"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

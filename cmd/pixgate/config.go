@@ -82,6 +82,10 @@ type Config struct {
 	Acquirer AcquirerConfig
 	// Payouts (config_payouts.go).
 	Payout PayoutConfig
+
+	// Reconcile is how often the acquirer's received PIX are reconciled; 0: never
+	// (reconcile.go).
+	Reconcile time.Duration
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -99,6 +103,7 @@ func settings() []setting {
 		coreSettings(),
 		acquirerSettings(),
 		payoutSettings(),
+		reconcileSettings(),
 	)
 }
 

@@ -16,15 +16,26 @@ func (a *app) wireAcquirer(deps *httpapi.Deps) error {
 	if a.cfg.AcquirerSecret == "" {
 		return nil
 	}
+	deps.Acquirer = &httpapi.AcquirerDeps{Notifications: a.pixNotifications(), Secret: a.cfg.AcquirerSecret}
+	if a.payouts != nil {
+		// Efí posts its notices of payouts to the same webhook.
+		deps.Acquirer.Payouts = a.payouts
+	}
+	return nil
+}
+
+// pixNotifications is the one use case that applies what the acquirer tells of received PIX,
+// through its callback or its listing (reconciliation), built on first use.
+func (a *app) pixNotifications() *application.ApplyPixNotifications {
+	if a.notifications != nil {
+		return a.notifications
+	}
 	var receiver *domain.AccountHolder
 	if a.sandbox != nil {
 		r := a.sandbox.account
 		receiver = &r
 	}
-	deps.Acquirer = &httpapi.AcquirerDeps{
-		Notifications: application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
-			pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment),
-		Secret: a.cfg.AcquirerSecret,
-	}
-	return nil
+	a.notifications = application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
+		pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment)
+	return a.notifications
 }
