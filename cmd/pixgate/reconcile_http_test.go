@@ -37,12 +37,12 @@ func mergeVars(ms ...map[string]string) map[string]string {
 	return out
 }
 
-// rcPaid creates a charge of 10.00 and has the payer pay it at the PSP from its static code;
-// the callback is lost. It returns the transaction id and the PIX.
+// rcPaid creates a charge of 10.00 at the PSP and has the payer pay its cob; the callback is
+// lost. It returns the transaction id and the PIX.
 func (e *env) rcPaid(tok string, p *psptest.PSP) (string, psptest.Pix) {
 	e.t.Helper()
 	id := e.lcCreate(tok)
-	paid, err := p.Pay("", psptest.Payment{Valor: "10.00", StaticTxID: acqTxID(e.t, id)})
+	paid, err := p.Pay(e.pspTxID(id), psptest.Payment{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -219,8 +219,10 @@ func TestReconciliationIsOffWhenToldAndInTheSandbox(t *testing.T) {
 // the pass that covers the expiry pays it.
 func TestExpiryWaitsForReconciliationToCoverACharge(t *testing.T) {
 	t.Parallel()
-	p := psptest.New(t, psptest.Config{})
+	// The PSP dates its cobs by pixgate's clock: the charge's expiry is the PSP's criacao plus
+	// its seconds, and the test moves both together.
 	clock := &fakeClock{}
+	p := psptest.New(t, psptest.Config{Clock: clock.Now})
 	e := rcEnv(t, p, func(a *app) { a.clock = clock })
 	_, tok := e.account()
 	body := minimalTransaction()
@@ -230,7 +232,7 @@ func TestExpiryWaitsForReconciliationToCoverACharge(t *testing.T) {
 		t.Fatalf("creating: %d %s", r.status, r.body)
 	}
 	id := r.json(t)["id"].(string)
-	paid, err := p.Pay("", psptest.Payment{Valor: "10.00", StaticTxID: acqTxID(t, id), Horario: clock.Now().Add(30 * time.Second)})
+	paid, err := p.Pay(e.pspTxID(id), psptest.Payment{Horario: clock.Now().Add(30 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
