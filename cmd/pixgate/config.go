@@ -84,6 +84,8 @@ type Config struct {
 
 	// Payouts (config_payouts.go).
 	Payout PayoutConfig
+	// The PSP's callbacks and webhook registration (config_callback.go).
+	Callback CallbackConfig
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -359,7 +361,7 @@ func settings() []setting {
 			c.WebhookWorkers = int(n)
 			return err
 		}},
-	}, payoutSettings()...)
+	}, append(payoutSettings(), callbackSettings()...)...)
 }
 
 // loadConfig reads every setting from getenv; the first bad value stops it with a one-line
@@ -389,6 +391,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if err := pixLocationConfig(c); err != nil {
+		return Config{}, err
+	}
+	if err := callbackConfig(&c); err != nil {
 		return Config{}, err
 	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {

@@ -7,13 +7,14 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// wireAcquirer wires the acquirer's notifications, POST /acquirer/pix. Without
-// PIXGATE_ACQUIRER_SECRET the route does not exist.
+// wireAcquirer wires the acquirer's notifications, POST /acquirer/pix: on the main address
+// with PIXGATE_ACQUIRER_SECRET (without it the route does not exist there), and on the
+// mutual-TLS callback listener with PIXGATE_ACQUIRER_CALLBACK_ADDR (wire_callback.go).
 //
 // The callback names neither the receiving account's document nor its bank, so a payment
 // records a receiver only in sandbox mode, where the sandbox's receiving account is the truth.
 func (a *app) wireAcquirer(deps *httpapi.Deps) error {
-	if a.cfg.AcquirerSecret == "" {
+	if a.cfg.AcquirerSecret == "" && a.cfg.Callback.Addr == "" {
 		return nil
 	}
 	var receiver *domain.AccountHolder
@@ -21,10 +22,13 @@ func (a *app) wireAcquirer(deps *httpapi.Deps) error {
 		r := a.sandbox.account
 		receiver = &r
 	}
-	deps.Acquirer = &httpapi.AcquirerDeps{
+	acq := &httpapi.AcquirerDeps{
 		Notifications: application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
 			pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment),
 		Secret: a.cfg.AcquirerSecret,
 	}
-	return nil
+	if a.cfg.AcquirerSecret != "" {
+		deps.Acquirer = acq
+	}
+	return a.wireCallback(*acq)
 }
