@@ -223,7 +223,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if cfg.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()
 	}
-	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation, a.wireRateShare}
+	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation, a.wireRateShare, a.wireAcquirerWebhook}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
 			return nil, err

@@ -18,7 +18,13 @@ import (
 //     canceled); it is sent once a provider is configured.
 func (a *app) wireWithdrawals(deps *httpapi.Deps) error {
 	repo := a.stores.withdrawals
-	settings := application.WithdrawalSettings{Acquirer: a.emitter.Acquirer(), Fee: domain.Cents(a.cfg.WithdrawalFee)}
+	// Each withdrawal's acquirer is PIXGATE_ACQUIRER_NAME with the PSP's API Pix, the
+	// sandbox's (SANDBOX) otherwise, as each transaction's is.
+	acquirer := a.emitter.Acquirer()
+	if a.psp != nil {
+		acquirer = a.cfg.Acquirer.Name
+	}
+	settings := application.WithdrawalSettings{Acquirer: acquirer, Fee: domain.Cents(a.cfg.WithdrawalFee)}
 	if a.sandbox != nil {
 		// The gateway's account pays the withdrawals out, the one that receives the payments.
 		payer := a.sandbox.account
