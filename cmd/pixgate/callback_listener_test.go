@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/psp"
+	"github.com/pixgate/pixgate/adapters/psp/apipix"
 	"github.com/pixgate/pixgate/adapters/psp/psptest"
 )
 
@@ -36,12 +39,23 @@ func cbVars(t *testing.T, ca *psptest.CA) map[string]string {
 // cbListen serves e's callback listener on loopback as serve does and answers its base URL.
 func cbListen(t *testing.T, e *env) string {
 	t.Helper()
-	if e.app.callback == nil {
-		t.Fatal("no callback listener was wired")
-	}
+	return cbServe(t, e, cbLoopback(t))
+}
+
+func cbLoopback(t *testing.T) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	return ln
+}
+
+// cbServe serves e's callback listener on ln as serve does and answers its base URL.
+func cbServe(t *testing.T, e *env, ln net.Listener) string {
+	t.Helper()
+	if e.app.callback == nil {
+		t.Fatal("no callback listener was wired")
 	}
 	srv := e.app.callback.httpServer(slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
@@ -289,4 +303,39 @@ func cbLoggedAddr(t *testing.T, logs *syncBuffer) string {
 	}
 	t.Fatalf("no log line gives the callback listener's address:\n%s", logs)
 	return ""
+}
+
+// TestThePSPProbesRegistersAndPostsThroughTheCallbackListener is the whole way of a PSP's
+// notification: pixgate registers its webhook URL (the listener's address), the PSP probes it
+// before accepting it, and a PIX paid at the PSP is posted there over mutual TLS.
+func TestThePSPProbesRegistersAndPostsThroughTheCallbackListener(t *testing.T) {
+	p := psptest.New(t, psptest.Config{ProbeWebhook: true})
+	ln := cbLoopback(t)
+	vars := dvPSPVars(p)
+	for k, v := range cbVars(t, p.CA) {
+		vars[k] = v
+	}
+	url := "https://" + ln.Addr().String() + "/acquirer"
+	vars["PIXGATE_ACQUIRER_WEBHOOK_URL"] = url
+	e := newEnv(t, vars)
+	cbServe(t, e, ln)
+
+	wrRun(t, wrJob(t, e))
+	if hook, ok := p.Webhook(p.Chave); !ok || hook.WebhookURL != url {
+		t.Fatalf("the PSP holds %+v, want %s", hook, url)
+	}
+	txid := rand.Text()
+	cob := map[string]any{"calendario": map[string]int{"expiracao": 3600}, "valor": map[string]string{"original": "10.00"}, "chave": p.Chave}
+	if err := e.app.psp.Transport().Do(context.Background(), psp.Request{Operation: apipix.OpCobPut, Method: http.MethodPut,
+		Path: []string{"cob", txid}, Body: cob}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Pay(txid, psptest.Payment{}); err != nil {
+		t.Fatal(err)
+	}
+	deliveries := p.Deliveries()
+	if len(deliveries) != 2 || deliveries[0].URL != url || deliveries[0].Status != http.StatusOK ||
+		deliveries[1].URL != url+"/pix" || deliveries[1].Status != http.StatusOK {
+		t.Fatalf("deliveries %+v; want the probe of %s and the callback to its /pix, both 200", deliveries, url)
+	}
 }
