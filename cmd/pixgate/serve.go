@@ -88,7 +88,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	var callbackSrv *http.Server
 	if callbackLn != nil {
 		callbackSrv = a.callback.httpServer(log)
-		go func() { served <- callbackSrv.ServeTLS(callbackLn, "", "") }()
+		go func() { served <- fmt.Errorf("%s: %w", envCallbackAddr, callbackSrv.ServeTLS(callbackLn, "", "")) }()
 		log.Info("acquirer callbacks served with mutual TLS", slog.String("addr", callbackLn.Addr().String()))
 	}
 	log.Info("pixgate serving", slog.String("addr", ln.Addr().String()), slog.String("store", cfg.Store), slog.Bool("sandbox", cfg.Sandbox))
