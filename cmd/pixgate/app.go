@@ -153,6 +153,9 @@ type app struct {
 	// beside them until shutdown (scheduler.go).
 	jobs    []job
 	workers []worker
+	// callback is the PSP's mutual-TLS callback listener; nil without
+	// PIXGATE_ACQUIRER_CALLBACK_ADDR (wire_callback.go).
+	callback *callbackListener
 	// pixLocationCache bounds the signed answers the location route keeps (0: the default;
 	// a benchmark sets 1 to time the fetch that must sign).
 	pixLocationCache int
@@ -234,7 +237,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		deps.Metrics = a.metrics.Handler()
 	}
 	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation, a.wireRateShare,
-		a.wireReconcile}
+		a.wireReconcile, a.wireAcquirerWebhook}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
 			return nil, err
@@ -242,7 +245,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	}
 	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
 		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
-	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value
+	routes := a.server.RouteNames()
+	if a.callback != nil {
+		routes = append(routes, a.callback.server.RouteNames()...)
+	}
+	a.metrics.KnownRoutes(routes...) // no other route name becomes a label value
 	return a, nil
 }
 

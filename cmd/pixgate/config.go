@@ -86,6 +86,8 @@ type Config struct {
 	// Reconcile is how often the acquirer's received PIX are reconciled; 0: never
 	// (reconcile.go).
 	Reconcile time.Duration
+	// The PSP's callbacks and webhook registration (config_callback.go).
+	Callback CallbackConfig
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -104,6 +106,7 @@ func settings() []setting {
 		acquirerSettings(),
 		payoutSettings(),
 		reconcileSettings(),
+		callbackSettings(),
 	)
 }
 
@@ -372,6 +375,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if err := pixLocationConfig(c); err != nil {
+		return Config{}, err
+	}
+	if err := callbackConfig(&c); err != nil {
 		return Config{}, err
 	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {

@@ -7,21 +7,25 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// wireAcquirer wires the acquirer's notifications, POST /acquirer/pix. Without
-// PIXGATE_ACQUIRER_SECRET the route does not exist.
+// wireAcquirer wires the acquirer's notifications, POST /acquirer/pix: on the main address
+// with PIXGATE_ACQUIRER_SECRET (without it the route does not exist there), and on the
+// mutual-TLS callback listener with PIXGATE_ACQUIRER_CALLBACK_ADDR (wire_callback.go).
 //
 // The callback names neither the receiving account's document nor its bank, so a payment
 // records a receiver only in sandbox mode, where the sandbox's receiving account is the truth.
 func (a *app) wireAcquirer(deps *httpapi.Deps) error {
-	if a.cfg.AcquirerSecret == "" {
+	if a.cfg.AcquirerSecret == "" && a.cfg.Callback.Addr == "" {
 		return nil
 	}
-	deps.Acquirer = &httpapi.AcquirerDeps{Notifications: a.pixNotifications(), Secret: a.cfg.AcquirerSecret}
+	acq := &httpapi.AcquirerDeps{Notifications: a.pixNotifications(), Secret: a.cfg.AcquirerSecret}
 	if a.payouts != nil {
 		// Efí posts its notices of payouts to the same webhook.
-		deps.Acquirer.Payouts = a.payouts
+		acq.Payouts = a.payouts
 	}
-	return nil
+	if a.cfg.AcquirerSecret != "" {
+		deps.Acquirer = acq
+	}
+	return a.wireCallback(*acq)
 }
 
 // pixNotifications is the one use case that applies what the acquirer tells of received PIX,

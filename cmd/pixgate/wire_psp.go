@@ -23,8 +23,9 @@ func (a *app) newPSP() error {
 }
 
 // observePSP sees every call to the PSP and every token fetch, for metrics; it hands them to
-// a.onPSPCall when one is set (before newPSP runs).
+// a.onPSPCall too when one is set (before newPSP runs).
 func (a *app) observePSP(o psp.Observation) {
+	a.countPSPCall(o)
 	if a.onPSPCall != nil {
 		a.onPSPCall(o)
 	}
