@@ -45,7 +45,7 @@ test-unit:
 	$(GO) test -race -count=1 ./...
 
 ## test-fast: the inner loop: the product module's tests without -race and with -short (no
-## soak, no container, no browser: a minute or two where `make test` takes a quarter of an hour)
+## soak, no container, no browser: a few minutes, where `make test` takes a quarter of an hour)
 test-fast:
 	$(GO) test -short ./...
 
