@@ -11,11 +11,14 @@ PIXGATE_TEST_RUN := make-$(shell date -u +%Y%m%dT%H%M%S)-$(shell echo $$PPID)
 endif
 export PIXGATE_TEST_RUN
 
-.PHONY: run build test test-unit test-integration test-integration-suites test-leftovers browser zbar qr-readback lint fuzz bench load load-psp soak image
+.PHONY: run build test test-fast test-unit test-integration test-integration-suites test-leftovers browser zbar qr-readback lint ferretdb fuzz bench load load-psp soak image
 
-## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
+## run: serve with the sandbox and the memory store, printing a demo account once. The caller's
+## PIXGATE_* settings win: PIXGATE_ADDR (else $(ADDR)), PIXGATE_STORE, PIXGATE_SANDBOX and the
+## rest only get these defaults when unset, so `PIXGATE_ADDR=:9090 make run` serves on :9090.
 run:
-	PIXGATE_ADDR=$(ADDR) PIXGATE_SANDBOX=true PIXGATE_SANDBOX_DEMO_ACCOUNT=true PIXGATE_STORE=memory \
+	PIXGATE_ADDR=$${PIXGATE_ADDR:-$(ADDR)} PIXGATE_SANDBOX=$${PIXGATE_SANDBOX:-true} \
+		PIXGATE_SANDBOX_DEMO_ACCOUNT=$${PIXGATE_SANDBOX_DEMO_ACCOUNT:-true} PIXGATE_STORE=$${PIXGATE_STORE:-memory} \
 		PIXGATE_WEBHOOK_ALLOW_PRIVATE=$${PIXGATE_WEBHOOK_ALLOW_PRIVATE:-false} $(GO) run ./cmd/pixgate serve
 
 ## build: a static binary in bin/
@@ -24,15 +27,27 @@ build:
 
 ## test: every test that must pass: lint, the product module with -race, and the test/ module
 ## (the browser test needs Chromium, the tests that read QR images back zbarimg: installed here
-## with apt-get when missing, if we may); then, pass or fail, test-leftovers
+## with apt-get when missing, if we may); then test-leftovers. Every step runs whatever an
+## earlier one answered, and the end lists each one that failed; any failure fails the target.
+TEST_STEPS = lint zbar test-unit browser test-integration-suites test-leftovers
 test:
-	@status=0; \
-	$(MAKE) --no-print-directory lint zbar test-unit browser test-integration-suites || status=$$?; \
-	$(MAKE) --no-print-directory test-leftovers || status=1; \
-	exit $$status
+	@failed=""; \
+	for step in $(TEST_STEPS); do \
+		echo "== make $$step"; \
+		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
+	done; \
+	if [ -n "$$failed" ]; then \
+		echo "make test: FAILED:$$failed (their output is above, under \"== make <step>\")"; exit 1; \
+	fi; \
+	echo "make test: every step passed ($(TEST_STEPS))"
 
 test-unit:
 	$(GO) test -race -count=1 ./...
+
+## test-fast: the inner loop: the product module's tests without -race and with -short (no
+## soak, no container, no browser: a few minutes, where `make test` takes a quarter of an hour)
+test-fast:
+	$(GO) test -short ./...
 
 ## test-integration: the test/ module's suites, then, pass or fail, test-leftovers
 test-integration:
@@ -100,6 +115,18 @@ zbar:
 QR_CODES ?= 10000
 qr-readback: zbar
 	cd test && PIXGATE_QR_READBACK_CODES=$(QR_CODES) $(GO) test -run '^TestProductCodesReadBackWithBothReaders$$' -count=1 -timeout 0 -v ./qrbench
+
+## ferretdb: a MongoDB-protocol server on FERRETDB_ADDR for `PIXGATE_STORE=mongo`, on a machine
+## without container images: the FerretDB v1.24 the test suites embed (test/internal/ferretmain),
+## in the foreground until Ctrl-C. Its data stays in FERRETDB_DIR across runs: in a PostgreSQL
+## server of its own when Debian's PostgreSQL is installed (apt-get install postgresql), else in
+## SQLite files (FERRETDB_BACKEND=sqlite asks for SQLite anyway). README, "Storage".
+FERRETDB_ADDR    ?= 127.0.0.1:27017
+FERRETDB_DIR     ?= .ferretdb
+FERRETDB_BACKEND ?= postgresql
+ferretdb:
+	cd test && $(GO) run ./internal/ferretmain -listen $(FERRETDB_ADDR) -dir $(abspath $(FERRETDB_DIR))/sqlite \
+		$(if $(filter postgresql,$(FERRETDB_BACKEND)),-postgresql-dir $(abspath $(FERRETDB_DIR))/postgresql -sqlite-fallback)
 
 ## lint: gofmt check and go vet, in both modules
 lint:

@@ -18,6 +18,7 @@ import (
 	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
 )
 
 // BenchmarkAuthenticate measures what every business request pays to authenticate (verify the
@@ -70,9 +71,13 @@ func BenchmarkAuthenticate(b *testing.B) {
 		name string
 		size int
 	}{{"uncached", 0}, {"cached", 1024}} {
-		verifier, err := jwtauth.NewVerifier(cfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second, CacheSize: cache.size}, &key.PublicKey)
+		jwtVerifier, err := jwtauth.NewVerifier(cfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second}, &key.PublicKey)
 		if err != nil {
 			b.Fatal(err)
+		}
+		var verifier ports.TokenVerifier = jwtVerifier
+		if cache.size > 0 {
+			verifier = application.NewCachingVerifier(jwtVerifier, clock, cache.size)
 		}
 		authenticate := application.NewAuthenticate(verifier, repo)
 		withStanding := application.NewCachedAuthenticate(verifier, repo, application.NewAuthCache(time.Hour, clock, 0))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/pixgate/pixgate/domain"
@@ -28,15 +27,9 @@ const DefaultAuthCacheSize = 10_000
 // credential or account, or a store that failed, is read again on the next request. At most
 // size entries are held. Safe for concurrent use.
 type AuthCache struct {
-	ttl   time.Duration
-	clock ports.Clock
-	size  int
-
-	mu      sync.RWMutex
-	entries map[string]standing // by client id
-	// changes counts the changes forgotten so far; a read that saw another count at its
-	// start may predate a change, and is not stored.
-	changes uint64
+	ttl     time.Duration
+	clock   ports.Clock
+	entries *expiringCache[string, standing] // by client id
 }
 
 // NewAuthCache returns a cache whose entries live ttl by clock, at most size of them (0:
@@ -50,7 +43,7 @@ func NewAuthCache(ttl time.Duration, clock ports.Clock, size int) *AuthCache {
 	if size <= 0 {
 		size = DefaultAuthCacheSize
 	}
-	return &AuthCache{ttl: ttl, clock: clock, size: size, entries: make(map[string]standing)}
+	return &AuthCache{ttl: ttl, clock: clock, entries: newExpiringCache[string, standing](size)}
 }
 
 // NewCachedAuthenticate is NewAuthenticate with cache (nil: none) in front of its two reads.
@@ -70,7 +63,6 @@ type standing struct {
 	// account is the credential's account as read (nil for a revoked credential, which needs
 	// no more); the cache's own copy, never handed out.
 	account *domain.Account
-	until   time.Time // when a cached standing stops being used
 }
 
 // principal judges claims of a verified token against the credential's standing: the errors
@@ -120,11 +112,9 @@ func (c *AuthCache) standingOf(ctx context.Context, repo ports.AccountRepository
 		return readStanding(ctx, repo, clientID)
 	}
 	now := c.clock.Now()
-	c.mu.RLock()
-	s, ok := c.entries[clientID]
-	changes := c.changes
-	c.mu.RUnlock()
-	if ok && now.Before(s.until) {
+	// Read before the store: a change forgotten while the store answers keeps the answer out.
+	generation := c.entries.generation()
+	if s, ok := c.entries.get(clientID, now); ok {
 		return s, nil
 	}
 	s, err := readStanding(ctx, repo, clientID)
@@ -132,35 +122,8 @@ func (c *AuthCache) standingOf(ctx context.Context, repo ports.AccountRepository
 		return standing{}, err
 	}
 	// The entry's life counts from before the read: it never outlives the TTL.
-	s.until = now.Add(c.ttl)
-	c.put(clientID, s, changes, now)
+	c.entries.putUnchanged(clientID, s, now.Add(c.ttl), now, generation)
 	return s, nil
-}
-
-// put stores s unless a change was forgotten since the read began (changes was the count
-// then). When full, expired entries go first, then arbitrary ones until a quarter of the room
-// is free, so that one sweep pays for many insertions.
-func (c *AuthCache) put(clientID string, s standing, changes uint64, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.changes != changes {
-		return
-	}
-	if _, ok := c.entries[clientID]; !ok && len(c.entries) >= c.size {
-		for k, e := range c.entries {
-			if !now.Before(e.until) {
-				delete(c.entries, k)
-			}
-		}
-		keep := c.size - max(1, c.size/4)
-		for k := range c.entries {
-			if len(c.entries) <= keep {
-				break
-			}
-			delete(c.entries, k)
-		}
-	}
-	c.entries[clientID] = s
 }
 
 // forget drops the entries that match and counts a change, so that reads in flight are not
@@ -169,14 +132,7 @@ func (c *AuthCache) forget(match func(clientID string, s standing) bool) {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.changes++
-	for k, s := range c.entries {
-		if match(k, s) {
-			delete(c.entries, k)
-		}
-	}
+	c.entries.forget(match)
 }
 
 // Len is how many credentials the cache holds (0 for a nil cache).
@@ -184,9 +140,7 @@ func (c *AuthCache) Len() int {
 	if c == nil {
 		return 0
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.entries)
+	return c.entries.len()
 }
 
 // Invalidating wraps repo so that the changes made through it that authentication depends on

@@ -24,6 +24,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/pixgate/pixgate/adapters/jwtauth"
+	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
@@ -70,8 +71,12 @@ type fixture struct {
 	clock    *clock
 	key      *rsa.PrivateKey
 	issuer   *jwtauth.Issuer
-	verifier *jwtauth.Verifier
+	verifier ports.TokenVerifier
 }
+
+// newFixture verifies with jwtauth's Verifier; with cacheSize > 0, through the cache that
+// serve puts in front of it (application.CachingVerifier), which must answer exactly as the
+// verifier does.
 
 func newFixture(t testing.TB, cacheSize int) *fixture {
 	t.Helper()
@@ -82,11 +87,15 @@ func newFixture(t testing.TB, cacheSize int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := jwtauth.NewVerifier(cfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second, CacheSize: cacheSize}, &key.PublicKey)
+	v, err := jwtauth.NewVerifier(cfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second}, &key.PublicKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{clock: c, key: key, issuer: iss, verifier: v}
+	f := &fixture{clock: c, key: key, issuer: iss, verifier: v}
+	if cacheSize > 0 {
+		f.verifier = application.NewCachingVerifier(v, c, cacheSize)
+	}
+	return f
 }
 
 var principal = domain.Principal{

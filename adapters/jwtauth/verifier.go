@@ -3,12 +3,10 @@ package jwtauth
 import (
 	"context"
 	"crypto/rsa"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -27,21 +25,16 @@ var _ ports.TokenVerifier = (*Verifier)(nil)
 type VerifierOptions struct {
 	// Leeway is the clock skew tolerated on exp, nbf and iat; 0 to MaxLeeway.
 	Leeway time.Duration
-	// CacheSize bounds the cache of verified tokens (0 turns it off). A hit skips the RSA
-	// verification but still checks exp, nbf and iat against the clock exactly as the parser
-	// does, so caching never stretches a token's life.
-	CacheSize int
 }
 
 // Verifier checks pixgate's own tokens against a fixed set of RSA public keys, chosen by kid.
-// It is safe for concurrent use.
+// It verifies every token it is given (application.CachingVerifier remembers the tokens it
+// accepted). It is safe for concurrent use.
 type Verifier struct {
 	cfg    Config
-	leeway time.Duration
 	keys   map[string]*rsa.PublicKey
 	jwks   []byte
 	parser *jwt.Parser
-	cache  *verifiedCache // nil when off
 }
 
 // NewVerifier returns a verifier accepting tokens signed by any of keys (the current signing
@@ -52,9 +45,6 @@ func NewVerifier(cfg Config, opts VerifierOptions, keys ...*rsa.PublicKey) (*Ver
 	}
 	if opts.Leeway < 0 || opts.Leeway > MaxLeeway {
 		return nil, fmt.Errorf("jwtauth: leeway %s is outside 0 to %s", opts.Leeway, MaxLeeway)
-	}
-	if opts.CacheSize < 0 {
-		return nil, errors.New("jwtauth: cache size must not be negative")
 	}
 	if len(keys) == 0 {
 		return nil, errors.New("jwtauth: at least one verification key is required")
@@ -73,7 +63,7 @@ func NewVerifier(cfg Config, opts VerifierOptions, keys ...*rsa.PublicKey) (*Ver
 	if err != nil {
 		return nil, fmt.Errorf("jwtauth: render JWKS: %w", err)
 	}
-	v := &Verifier{cfg: cfg, leeway: opts.Leeway, keys: byKid, jwks: doc}
+	v := &Verifier{cfg: cfg, keys: byKid, jwks: doc}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{algorithm}),
 		jwt.WithIssuer(cfg.Issuer),
@@ -86,9 +76,6 @@ func NewVerifier(cfg Config, opts VerifierOptions, keys ...*rsa.PublicKey) (*Ver
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Clock.Now),
 	)
-	if opts.CacheSize > 0 {
-		v.cache = newVerifiedCache(opts.CacheSize)
-	}
 	return v, nil
 }
 
@@ -102,44 +89,16 @@ func (v *Verifier) Verify(_ context.Context, raw string) (ports.TokenClaims, err
 	if raw == "" || len(raw) > maxTokenBytes {
 		return ports.TokenClaims{}, invalid("empty or oversized token")
 	}
-	var digest [sha256.Size]byte
-	if v.cache != nil {
-		digest = sha256.Sum256([]byte(raw))
-		if e, ok := v.cache.get(digest); ok {
-			now := v.cfg.Clock.Now()
-			if now.Before(e.validFrom) || !now.Before(e.validUntil) {
-				v.cache.remove(digest)
-				return ports.TokenClaims{}, invalid("token is expired or not valid yet")
-			}
-			return cloneClaims(e.claims), nil
-		}
-	}
 	var c claims
 	if _, err := v.parser.ParseWithClaims(raw, &c, v.keyFor); err != nil {
 		return ports.TokenClaims{}, invalid(err.Error())
 	}
-	out := ports.TokenClaims{
+	return ports.TokenClaims{
 		AccountID: c.Subject,
 		ClientID:  c.ClientID,
 		Scopes:    parseScopes(c.Scope),
 		ExpiresAt: c.ExpiresAt.Time,
-	}
-	if v.cache != nil {
-		// The bounds the parser just checked: valid while validFrom <= now < validUntil.
-		var from time.Time
-		if c.IssuedAt != nil {
-			from = c.IssuedAt.Time
-		}
-		if c.NotBefore != nil && c.NotBefore.After(from) {
-			from = c.NotBefore.Time
-		}
-		v.cache.put(digest, verifiedEntry{
-			claims:     cloneClaims(out),
-			validFrom:  from.Add(-v.leeway),
-			validUntil: c.ExpiresAt.Add(v.leeway),
-		}, v.cfg.Clock.Now())
-	}
-	return out, nil
+	}, nil
 }
 
 // keyFor picks the verification key named by the token's kid; a token without a known kid is
@@ -176,72 +135,4 @@ func parseScopes(s string) []domain.Scope {
 		}
 	}
 	return out
-}
-
-// cloneClaims gives every caller its own scopes slice, so that no caller can change a cached
-// entry.
-func cloneClaims(t ports.TokenClaims) ports.TokenClaims {
-	t.Scopes = slices.Clone(t.Scopes)
-	return t
-}
-
-type verifiedEntry struct {
-	claims     ports.TokenClaims
-	validFrom  time.Time
-	validUntil time.Time
-}
-
-// verifiedCache remembers tokens whose signature and claims were verified, keyed by the
-// SHA-256 of the raw token. It holds at most size entries. When it is full, expired entries
-// are swept and, if that freed too little, arbitrary entries (map order) go until a quarter of
-// the room is free: one O(size) sweep pays for size/4 insertions, and a hit costs no
-// bookkeeping at all.
-type verifiedCache struct {
-	mu      sync.RWMutex
-	size    int
-	entries map[[sha256.Size]byte]verifiedEntry
-}
-
-func newVerifiedCache(size int) *verifiedCache {
-	return &verifiedCache{size: size, entries: make(map[[sha256.Size]byte]verifiedEntry, size)}
-}
-
-func (c *verifiedCache) get(k [sha256.Size]byte) (verifiedEntry, bool) {
-	c.mu.RLock()
-	e, ok := c.entries[k]
-	c.mu.RUnlock()
-	return e, ok
-}
-
-func (c *verifiedCache) remove(k [sha256.Size]byte) {
-	c.mu.Lock()
-	delete(c.entries, k)
-	c.mu.Unlock()
-}
-
-func (c *verifiedCache) put(k [sha256.Size]byte, e verifiedEntry, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.entries[k]; !ok && len(c.entries) >= c.size {
-		for key, old := range c.entries {
-			if !now.Before(old.validUntil) {
-				delete(c.entries, key)
-			}
-		}
-		keep := c.size - max(1, c.size/4)
-		for key := range c.entries {
-			if len(c.entries) <= keep {
-				break
-			}
-			delete(c.entries, key)
-		}
-	}
-	c.entries[k] = e
-}
-
-// len reports how many tokens are cached (for tests).
-func (c *verifiedCache) len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.entries)
 }

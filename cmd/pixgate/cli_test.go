@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The command line as a user meets it: help, warnings about misspelt settings, refusals that
@@ -69,6 +70,32 @@ func TestHelpSettingsListsEverySettingWithItsDefault(t *testing.T) {
 	}
 	if !strings.Contains(out, "PIXGATE_ADDR  ") || !strings.Contains(out, ":8080") {
 		t.Fatalf("help settings shows no default:\n%s", out)
+	}
+}
+
+func TestHelpTextsFitInAHundredColumns(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"help", "settings"}} {
+		out, _, err := runCLI(t, nil, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 100 {
+				t.Errorf("%s, line %d: %d columns: %s", strings.Join(args, " "), i+1, n, line)
+			}
+		}
+	}
+}
+
+func TestHelpOnAnUnknownTopicFailsNamingIt(t *testing.T) {
+	for _, args := range [][]string{{"help", "foo"}, {"help", "settings", "extra"}, {"help", "serve"}} {
+		out, _, err := runCLI(t, nil, args...)
+		if err == nil || !strings.Contains(err.Error(), args[1]) || !strings.Contains(err.Error(), "pixgate help settings") {
+			t.Errorf("%v: err %v, want a refusal naming the topic and the help there is", args, err)
+		}
+		if out != "" {
+			t.Errorf("%v printed %q", args, out)
+		}
 	}
 }
 

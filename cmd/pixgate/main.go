@@ -41,7 +41,10 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		return qrWorker(args)
 	}
 	// Asking for help needs no configuration: it answers before anything is read.
-	if text, ok := help(cmd, args); ok {
+	if text, ok, err := help(cmd, args); ok {
+		if err != nil {
+			return err
+		}
 		fmt.Fprint(stdout, text)
 		return nil
 	}

@@ -60,7 +60,7 @@ func TestPaymentPage(t *testing.T) {
 		}
 		pix := e.do("GET", "/transaction/"+id, tok, nil).json(t)["pixResponse"].(map[string]any)
 		for _, want := range []string{`<html lang="pt-BR">`, "Loja Teste", "R$ 123,45", pix["uri"].(string),
-			`src="` + pix["qrCodeBase64"].(string) + `"`, "Aguardando pagamento", `<label for="code">`, `id="countdown"`, "Copiar código"} {
+			`src="` + pix["qrCodeBase64"].(string) + `"`, "Aguardando pagamento", `<label for="code">`, `id="countdown"`, "Copiar código", "se atualiza sozinha"} {
 			if !strings.Contains(html, want) {
 				t.Errorf("the page lacks %q", want)
 			}
@@ -149,6 +149,14 @@ func TestPaymentPage(t *testing.T) {
 		paid := string(e.do("GET", page, "", nil).body)
 		if !strings.Contains(paid, ">Pago<") || strings.Contains(paid, "Pagador") {
 			t.Fatal("the paid page does not say Pago, or shows the payer")
+		}
+		// What is only true while the charge awaits payment goes away with the code.
+		charge := regexp.MustCompile(`(?s)<section id="charge"[^>]*>.*?</section>`)
+		if c := charge.FindString(paid); !strings.Contains(c, " hidden>") || !strings.Contains(c, "se atualiza sozinha") {
+			t.Fatalf("the paid page's charge section is not hidden, or lacks the note it hides:\n%s", c)
+		}
+		if rest := charge.ReplaceAllString(paid, ""); strings.Contains(rest, "se atualiza sozinha") {
+			t.Fatal("the paid page still says it updates itself when the payment is confirmed")
 		}
 	})
 }

@@ -4,20 +4,22 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 )
 
 const usage = `pixgate is a PIX payment gateway (its HTTP API: docs/API.md).
 
 usage:
   pixgate [serve]                                   run the API
-  pixgate clients create --name NAME [--scopes a,b] create an account in a lasting store (PIXGATE_STORE=mongo);
-                                                    prints its client id and secret once
+  pixgate clients create --name NAME [--scopes a,b] create an account in a lasting store
+                                                    (PIXGATE_STORE=mongo); prints its client id
+                                                    and secret once
   pixgate clients list                              list accounts
-  pixgate clients disable ACCOUNT_ID                disable an account: its tokens stop working
-                                                    (on running servers within PIXGATE_AUTH_CACHE_TTL)
-  pixgate ledger verify [--account ID]              audit the ledger (every ledger, or one account's);
-                                                    prints each disagreement and fails on any
+  pixgate clients disable ACCOUNT_ID                disable an account: its tokens stop working (on
+                                                    running servers within PIXGATE_AUTH_CACHE_TTL)
+  pixgate ledger verify [--account ID]              audit the ledger (every ledger, or one
+                                                    account's); prints each disagreement and fails
+                                                    on any
   pixgate help [settings]                           this text, or every setting with its default
   pixgate qr-worker IN_FLIGHT                       the QR drawing process serve starts by itself
                                                     (PIXGATE_QR_PROCESS); not for direct use
@@ -27,39 +29,69 @@ Every command reads its configuration from PIXGATE_* environment variables:
 explains them.
 `
 
+// helpWidth bounds the lines of every help text, so that they read in a terminal of 100
+// columns without wrapping.
+const helpWidth = 100
+
 // help answers a request for help: "help", "-h" or "--help" as the command, "help settings",
 // or -h/--help among a command's arguments. ok is false when the command line asks for
-// something else.
-func help(cmd string, args []string) (text string, ok bool) {
+// something else; err is set when it asks for help on a topic there is none for.
+func help(cmd string, args []string) (text string, ok bool, err error) {
 	asks := func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 	switch {
 	case cmd == "help" && len(args) == 1 && args[0] == "settings":
-		return settingsHelp(), true
+		return settingsHelp(), true, nil
+	case cmd == "help" && len(args) > 0 && !slices.ContainsFunc(args, asks):
+		return "", true, fmt.Errorf("no help on %q: pixgate help lists the commands, pixgate help settings the settings",
+			strings.Join(args, " "))
 	case cmd == "help" || asks(cmd):
-		return usage, true
+		return usage, true, nil
 	case (cmd == "clients" || cmd == "ledger") && len(args) > 0 && args[0] == "help":
-		return usage, true
+		return usage, true, nil
 	case slices.ContainsFunc(args, asks):
-		return usage, true
+		return usage, true, nil
 	}
-	return "", false
+	return "", false, nil
 }
 
-// settingsHelp lists every setting of config.go with its default and what it does.
+// settingsHelp lists every setting of config.go: its name and default on one line, then what
+// it does, wrapped to helpWidth and indented.
 func settingsHelp() string {
 	var b strings.Builder
-	b.WriteString("pixgate settings (environment variables; a bad value stops the start naming the variable):\n\n")
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIABLE\tDEFAULT\tWHAT IT DOES")
+	b.WriteString("pixgate settings (environment variables; a bad value stops the start naming\nthe variable):\n")
 	for _, s := range settings() {
 		def := s.def
 		if def == "" {
 			def = "(empty)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.name, def, s.doc)
+		fmt.Fprintf(&b, "\n%s  default %s\n", s.name, def)
+		for _, line := range wrap(s.doc, helpWidth-4) {
+			fmt.Fprintf(&b, "    %s\n", line)
+		}
 	}
-	_ = tw.Flush() // a strings.Builder does not fail
 	return b.String()
+}
+
+// wrap breaks text into lines of at most width columns at spaces; a word longer than width
+// keeps a line of its own.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // lookupEnv reads environ ("NAME=value" entries, as os.Environ returns them) the way

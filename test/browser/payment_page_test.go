@@ -271,11 +271,19 @@ func TestPaymentPageInChromium(t *testing.T) {
 	if overflow {
 		t.Error("the page is wider than a 390 px screen")
 	}
+	// The copy-and-paste box shows the whole code: nothing in it scrolls.
+	const codeScrolls = `(function(){var c=document.getElementById("code");return c.scrollHeight > c.clientHeight || c.scrollWidth > c.clientWidth})()`
+	if run(t, phone, "check the code box at 390 px", chromedp.Evaluate[bool](codeScrolls)) {
+		t.Error("the code box scrolls on a 390 px screen")
+	}
 	screenshot(t, phone, dir, "payment-page-390x844.png")
 	// The narrowest phones: 320 px wide, nothing to scroll sideways.
 	run(t, phone, "narrow the screen", chromedp.EmulateViewport(320, 640))
 	if run(t, phone, "check 320 px", chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`)) {
 		t.Error("the page is wider than a 320 px screen")
+	}
+	if run(t, phone, "check the code box at 320 px", chromedp.Evaluate[bool](codeScrolls)) {
+		t.Error("the code box scrolls on a 320 px screen")
 	}
 	run(t, phone, "widen the screen again", chromedp.EmulateViewport(390, 844))
 
@@ -300,6 +308,10 @@ func TestPaymentPageInChromium(t *testing.T) {
 	}
 	if hidden := run(t, phone, "check the QR is put away", chromedp.Evaluate[bool](`document.getElementById("charge").hidden`)); !hidden {
 		t.Error("the paid page still offers the QR code")
+	}
+	if shown := run(t, phone, "check the note on following the payment is put away",
+		chromedp.Evaluate[bool](`document.getElementById("follows").offsetParent !== null`)); shown {
+		t.Error("the paid page still says it updates itself when the payment is confirmed")
 	}
 	screenshot(t, phone, dir, "payment-page-paid-390x844.png")
 

@@ -47,7 +47,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second, CacheSize: 10_000}, &key.PublicKey)
+	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second}, &key.PublicKey)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 	txs, wds, ledger := m.Transactions(store.Transactions()), m.Withdrawals(store.Withdrawals()), m.Ledger(store.Ledger())
 	create := application.NewCreateTransaction(txs, emitter, m.QRRenderer(renderer), ids, system.Capabilities{}, clock)
 	srv := httpapi.New(httpapi.Config{MaxBodyBytes: 1 << 20}, httpapi.Deps{
-		Authenticator:     application.NewCachedAuthenticate(verifier, accounts, application.NewAuthCache(2*time.Second, clock, 0)),
+		Authenticator:     application.NewCachedAuthenticate(application.NewCachingVerifier(verifier, clock, 0), accounts, application.NewAuthCache(2*time.Second, clock, 0)),
 		CreateTransaction: create,
 		GetTransaction:    application.NewGetTransaction(txs),
 		ListTransactions:  application.NewListTransactions(txs),

@@ -44,7 +44,10 @@
       statusEl.className = "status s-" + state;
       statusEl.textContent = label(state);
     }
-    if (charge) { charge.hidden = state !== "awaiting"; }
+    if (charge && charge.hidden !== (state !== "awaiting")) {
+      charge.hidden = state !== "awaiting";
+      fitCode();
+    }
     if (finalStates[status]) { stop(); }
   }
 
@@ -106,6 +109,16 @@
     try { ok = document.execCommand("copy"); } catch (err) { ok = false; }
     copied(ok);
   }
+  // The code box grows to show the whole code, so that nothing in it scrolls: at the page's
+  // width, and again whenever that changes (a phone turned sideways). CSS field-sizing does the
+  // same where the browser has it.
+  function fitCode() {
+    if (!codeEl || !charge || charge.hidden) { return; }
+    codeEl.style.height = "auto";
+    codeEl.style.height = (codeEl.scrollHeight + codeEl.offsetHeight - codeEl.clientHeight) + "px";
+  }
+  window.addEventListener("resize", fitCode);
+
   if (copyBtn && codeEl) {
     copyBtn.addEventListener("click", function () {
       if (navigator.clipboard && window.isSecureContext) {
@@ -117,6 +130,7 @@
   }
 
   render();
+  fitCode();
   if (!finished) {
     tick();
     setInterval(tick, 1000);

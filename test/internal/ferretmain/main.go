@@ -12,6 +12,12 @@
 // its timeout) stops by itself instead of running on.
 //
 //	ferretmain -listen :27017 -dir /data -lifetime 1h
+//
+// `make ferretdb` runs it for people, as a MongoDB-protocol server on a machine without images:
+// with -postgresql-dir it starts a PostgreSQL server of its own from the machine's programs
+// (Debian's postgresql package), its cluster kept in that directory across starts, and keeps
+// FerretDB's data there; with -sqlite-fallback it uses SQLite files in -dir instead when
+// PostgreSQL is not installed.
 package main
 
 import (
@@ -33,6 +39,8 @@ func main() {
 	verbose := flag.Bool("v", false, "log at info level instead of warnings only")
 	lifetime := flag.Duration("lifetime", 0, "exit after this long (0: run until stopped)")
 	pgURL := flag.String("postgresql-url", "", "keep the data in this PostgreSQL database instead of SQLite files in -dir")
+	pgDir := flag.String("postgresql-dir", "", "keep the data in a PostgreSQL server of our own, its cluster in this directory (made at the first start)")
+	fallback := flag.Bool("sqlite-fallback", false, "with -postgresql-dir: use SQLite files in -dir when PostgreSQL is not installed")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -42,10 +50,39 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *lifetime)
 		defer cancel()
 	}
-	if err := run(ctx, *listen, *dir, *pgURL, *verbose); err != nil {
+	if *pgDir != "" && *pgURL != "" {
+		fmt.Fprintln(os.Stderr, "ferretmain: -postgresql-dir and -postgresql-url exclude each other")
+		os.Exit(2)
+	}
+	if err := runWithPostgres(ctx, *listen, *dir, *pgURL, *pgDir, *fallback, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "ferretmain:", err)
 		os.Exit(1)
 	}
+}
+
+// runWithPostgres is run, first starting PostgreSQL in pgDir when one is asked for (and
+// installed, with fallback), and stopping it after FerretDB.
+func runWithPostgres(ctx context.Context, listen, dir, pgURL, pgDir string, fallback, verbose bool) error {
+	backend := "SQLite in " + dir
+	switch {
+	case pgURL != "":
+		backend = "PostgreSQL"
+	case pgDir != "" && fallback && !havePostgres():
+		fmt.Fprintln(os.Stderr, "ferretmain: PostgreSQL is not installed (apt-get install postgresql): using SQLite")
+	case pgDir != "":
+		abs, err := filepath.Abs(pgDir)
+		if err != nil {
+			return err
+		}
+		pg, err := startPostgres(ctx, abs)
+		if err != nil {
+			return err
+		}
+		defer pg.stop()
+		pgURL, backend = pg.url(postgresDatabase), "PostgreSQL, its cluster in "+pgDir
+	}
+	fmt.Fprintf(os.Stderr, "ferretmain: FerretDB keeps its data in %s\n", backend)
+	return run(ctx, listen, dir, pgURL, verbose)
 }
 
 func run(ctx context.Context, listen, dir, pgURL string, verbose bool) error {
