@@ -118,7 +118,9 @@ type app struct {
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
 	// API Pix, or none (devolutions.go).
 	acquirer ports.Acquirer
-	server   *httpapi.Server
+	// devolutions is the outbox that sends them (wire_devolutions.go).
+	devolutions *application.SendDevolutions
+	server      *httpapi.Server
 	metrics  *metrics.Metrics
 	// dispatcher delivers webhooks; tests drive it with DeliverDue.
 	dispatcher *application.Dispatcher
@@ -191,6 +193,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if a.acquirer, err = newAcquirer(cfg, a.clock); err != nil {
 		return nil, err
 	}
+	a.devolutions = a.newDevolutions()
 
 	expirer := application.NewExpireTransactions(st.transactions, a.clock)
 	a.jobs = append(a.jobs, job{name: "expiring transactions", pace: application.Pace{Interval: expiryEvery, Bound: expiryBound}, run: expirer.RunOnce},
@@ -202,7 +205,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
-		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
+		RefundTransaction: application.NewRefundTransaction(st.transactions, a.devolutions, a.ids, a.clock, a.reportRefund),
 		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
 		Ready:             st.pinger,
 		Clock:             a.clock,

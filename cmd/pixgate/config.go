@@ -84,6 +84,8 @@ type Config struct {
 
 	// Payouts (config_payouts.go).
 	Payout PayoutConfig
+	// Devolutions (config_devolutions.go).
+	Devolution DevolutionConfig
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -359,7 +361,7 @@ func settings() []setting {
 			c.WebhookWorkers = int(n)
 			return err
 		}},
-	}, payoutSettings()...)
+	}, append(payoutSettings(), devolutionSettings()...)...)
 }
 
 // loadConfig reads every setting from getenv; the first bad value stops it with a one-line

@@ -22,7 +22,7 @@ func (a *app) wireAcquirer(deps *httpapi.Deps) error {
 		receiver = &r
 	}
 	deps.Acquirer = &httpapi.AcquirerDeps{
-		Notifications: application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
+		Notifications: application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.devolutions,
 			pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment),
 		Secret: a.cfg.AcquirerSecret,
 	}
