@@ -262,6 +262,7 @@ func (t *Transaction) AsRefundRequested(id string) (*Transaction, bool) {
 	r.Status, r.History, r.ErrorMessage = TxProcessingRefund, r.History[:step+1], ""
 	r.Refunds = slices.Clone(t.refunds[:k+1])
 	r.Refunds[k].Status, r.Refunds[k].EndToEndRefund, r.Refunds[k].ErrorMessage, r.Refunds[k].CompletedAt = RefundProcessing, "", "", nil
+	r.Refunds[k].Dispatch = NewDevolutionDispatch(r.Refunds[k].CreatedAt)
 	r.EndToEndRefund = ""
 	for _, prior := range r.Refunds[:k] {
 		if prior.Status == RefundRefunded {

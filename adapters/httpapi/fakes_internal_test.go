@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
