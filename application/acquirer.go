@@ -160,10 +160,10 @@ type ApplyPixNotifications struct {
 	ledger      ports.Ledger
 	devolutions *SendDevolutions
 	txids       ports.TxIDDecoder
-	clock    ports.Clock
-	fee      domain.FeePolicy
-	receiver *domain.AccountHolder
-	late     func(LatePayment)
+	clock       ports.Clock
+	fee         domain.FeePolicy
+	receiver    *domain.AccountHolder
+	late        func(LatePayment)
 }
 
 // NewApplyPixNotifications builds the use case. devolutions sends the devolutions of

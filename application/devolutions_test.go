@@ -31,7 +31,9 @@ type fakeDevolutionPSP struct {
 
 var errLost = errors.New("timeout awaiting the acquirer's answer")
 
-func newFakeDevolutionPSP() *fakeDevolutionPSP { return &fakeDevolutionPSP{made: map[string]ports.DevolutionResult{}} }
+func newFakeDevolutionPSP() *fakeDevolutionPSP {
+	return &fakeDevolutionPSP{made: map[string]ports.DevolutionResult{}}
+}
 
 func (p *fakeDevolutionPSP) RequestDevolution(_ context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
 	p.mu.Lock()
@@ -91,7 +93,11 @@ func withPSP(t *testing.T, w *lcWorld) *fakeDevolutionPSP {
 	psp := newFakeDevolutionPSP()
 	w.devolutions = application.NewSendDevolutions(w.repo, w.ledger, psp, w.clock,
 		application.DevolutionSettings{CheckEvery: lcDevolutionCheck, Claim: lcDevolutionClaim},
-		func(r application.DevolutionReport) { w.reportsMu.Lock(); w.reports = append(w.reports, r); w.reportsMu.Unlock() })
+		func(r application.DevolutionReport) {
+			w.reportsMu.Lock()
+			w.reports = append(w.reports, r)
+			w.reportsMu.Unlock()
+		})
 	w.refund = application.NewRefundTransaction(w.repo, w.devolutions, &fakeIDs{}, w.clock, func(err error) { t.Errorf("refund: %v", err) })
 	return psp
 }

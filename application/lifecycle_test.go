@@ -46,7 +46,7 @@ type lcWorld struct {
 	devolutions *application.SendDevolutions
 	reportsMu   sync.Mutex
 	reports     []application.DevolutionReport
-	late     []application.LatePayment
+	late        []application.LatePayment
 
 	create *application.CreateTransaction
 	refund *application.RefundTransaction
@@ -75,7 +75,11 @@ func newLcWorld(t testing.TB) *lcWorld {
 	}
 	w.devolutions = application.NewSendDevolutions(w.repo, w.ledger, w.devolver, w.clock,
 		application.DevolutionSettings{CheckEvery: lcDevolutionCheck, Claim: lcDevolutionClaim},
-		func(r application.DevolutionReport) { w.reportsMu.Lock(); w.reports = append(w.reports, r); w.reportsMu.Unlock() })
+		func(r application.DevolutionReport) {
+			w.reportsMu.Lock()
+			w.reports = append(w.reports, r)
+			w.reportsMu.Unlock()
+		})
 	w.create = application.NewCreateTransaction(w.repo, w.emitter, fakeRenderer{}, &fakeIDs{}, &fakeCapabilities{}, w.clock)
 	w.refund = application.NewRefundTransaction(w.repo, w.devolutions, &fakeIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
 	w.expire = application.NewExpireTransactions(w.repo, w.clock)

@@ -121,7 +121,7 @@ type app struct {
 	// devolutions is the outbox that sends them (wire_devolutions.go).
 	devolutions *application.SendDevolutions
 	server      *httpapi.Server
-	metrics  *metrics.Metrics
+	metrics     *metrics.Metrics
 	// dispatcher delivers webhooks; tests drive it with DeliverDue.
 	dispatcher *application.Dispatcher
 	// payouts is the payout outbox and payoutAPI the provider it sends through (nil without
