@@ -16,6 +16,8 @@ import (
 	"github.com/pixgate/pixgate/adapters/metrics"
 	"github.com/pixgate/pixgate/adapters/mongo"
 	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/adapters/psp"
+	"github.com/pixgate/pixgate/adapters/psp/apipix"
 	"github.com/pixgate/pixgate/adapters/qr"
 	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/adapters/webhook"
@@ -120,8 +122,13 @@ type app struct {
 	acquirer ports.Acquirer
 	// devolutions is the outbox that sends them (wire_devolutions.go).
 	devolutions *application.SendDevolutions
-	server      *httpapi.Server
-	metrics     *metrics.Metrics
+
+	// psp is the PSP's API Pix with PIXGATE_ACQUIRER_API_URL, nil otherwise (wire_psp.go);
+	// onPSPCall, when set before it is built, sees each of its calls and token fetches.
+	psp       *apipix.Client
+	onPSPCall func(psp.Observation)
+	server    *httpapi.Server
+	metrics   *metrics.Metrics
 	// dispatcher delivers webhooks; tests drive it with DeliverDue.
 	dispatcher *application.Dispatcher
 	// payouts is the payout outbox and payoutAPI the provider it sends through (nil without
@@ -190,9 +197,10 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 			return nil, err
 		}
 	}
-	if a.acquirer, err = newAcquirer(cfg, a.clock); err != nil {
+	if err := a.newPSP(); err != nil {
 		return nil, err
 	}
+	a.acquirer = newAcquirer(cfg, a.clock, a.psp)
 	a.devolutions = a.newDevolutions()
 
 	expirer := application.NewExpireTransactions(st.transactions, a.clock)

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net"
 	"net/url"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/pixgate/pixgate/adapters/apipix"
 	"github.com/pixgate/pixgate/application"
 )
 
@@ -55,9 +54,6 @@ type Config struct {
 	FeeBasisPoints  int64
 	WithdrawalFee   int64
 	AcquirerSecret  string
-	AcquirerAPIURL  string // the acquirer's API Pix base (https); empty: no devolution is asked for
-	AcquirerAPIKey  string // its bearer token
-	AcquirerAPICA   string // PEM file of extra CAs for it
 	RateLimitRPS    float64
 	RateLimitBurst  int
 	TokenRPS        float64
@@ -82,6 +78,8 @@ type Config struct {
 	PixLocationRPS     float64
 	PixLocationBurst   int
 
+	// The PSP's API Pix (config_acquirer.go).
+	Acquirer AcquirerConfig
 	// Payouts (config_payouts.go).
 	Payout PayoutConfig
 	// Devolutions (config_devolutions.go).
@@ -99,7 +97,18 @@ type setting struct {
 // settings lists every variable pixgate reads; the README's configuration table is checked
 // against it by a test.
 func settings() []setting {
-	return append([]setting{
+	return slices.Concat(
+		coreSettings(),
+		acquirerSettings(),
+		payoutSettings(),
+		devolutionSettings(),
+	)
+}
+
+// coreSettings are the variables of the gateway itself; each feature with settings of its own
+// lists them in its config_*.go file.
+func coreSettings() []setting {
+	return []setting{
 		{"PIXGATE_ADDR", ":8080", "Address the API listens on.", func(c *Config, v string) error { return hostPort(&c.Addr, v) }},
 		{"PIXGATE_METRICS_ADDR", "", "Separate address for /metrics; empty serves it with the API.", func(c *Config, v string) error {
 			if v == "" {
@@ -226,36 +235,6 @@ func settings() []setting {
 			c.AcquirerSecret = v
 			return nil
 		}},
-		{"PIXGATE_ACQUIRER_API_URL", "", "https base URL of the acquirer's API Pix, where refunds and late payments are sent back (PUT /pix/{e2eid}/devolucao/{id}); empty in production: refunds wait for the acquirer's callback and late payments stay in suspense.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if _, err := apipix.ParseBaseURL(v); err != nil {
-				return err
-			}
-			c.AcquirerAPIURL = v
-			return nil
-		}},
-		{"PIXGATE_ACQUIRER_API_TOKEN", "", "Bearer token of the acquirer's API Pix (required with PIXGATE_ACQUIRER_API_URL).", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if err := apipix.CheckToken(v); err != nil {
-				return err
-			}
-			c.AcquirerAPIKey = v
-			return nil
-		}},
-		{"PIXGATE_ACQUIRER_API_CA_FILE", "", "PEM file of extra CA certificates trusted for the acquirer's API Pix.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if err := apipix.AppendCAFile(x509.NewCertPool(), v); err != nil {
-				return err
-			}
-			c.AcquirerAPICA = v
-			return nil
-		}},
 		{"PIXGATE_RATE_LIMIT_RPS", "50", "POST /transaction requests a second per account; 0 turns the limit off.", func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f < 0 || f > 1e6 {
@@ -361,7 +340,7 @@ func settings() []setting {
 			c.WebhookWorkers = int(n)
 			return err
 		}},
-	}, append(payoutSettings(), devolutionSettings()...)...)
+	}
 }
 
 // loadConfig reads every setting from getenv; the first bad value stops it with a one-line
@@ -384,10 +363,10 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if c.Store == "mongo" && len(c.CredentialKey) == 0 {
 		return Config{}, fmt.Errorf("PIXGATE_CREDENTIAL_KEY: required with PIXGATE_STORE=mongo, so that stored secrets still match after a restart")
 	}
-	if err := acquirerAPIConfig(c); err != nil {
+	if err := acquirerConfig(c); err != nil {
 		return Config{}, err
 	}
-	if err := payoutConfig(&c, getenv); err != nil {
+	if err := payoutConfig(&c); err != nil {
 		return Config{}, err
 	}
 	if err := pixLocationConfig(c); err != nil {
@@ -406,22 +385,6 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, nil
-}
-
-// acquirerAPIConfig checks that the acquirer API's settings come together, and not with the
-// sandbox, whose own acquirer answers devolutions.
-func acquirerAPIConfig(c Config) error {
-	switch {
-	case c.AcquirerAPIURL == "" && c.AcquirerAPIKey != "":
-		return fmt.Errorf("PIXGATE_ACQUIRER_API_TOKEN: set without PIXGATE_ACQUIRER_API_URL")
-	case c.AcquirerAPIURL == "" && c.AcquirerAPICA != "":
-		return fmt.Errorf("PIXGATE_ACQUIRER_API_CA_FILE: set without PIXGATE_ACQUIRER_API_URL")
-	case c.AcquirerAPIURL != "" && c.AcquirerAPIKey == "":
-		return fmt.Errorf("PIXGATE_ACQUIRER_API_TOKEN: required with PIXGATE_ACQUIRER_API_URL")
-	case c.AcquirerAPIURL != "" && c.Sandbox:
-		return fmt.Errorf("PIXGATE_ACQUIRER_API_URL: not with PIXGATE_SANDBOX=true, whose acquirer answers devolutions itself")
-	}
-	return nil
 }
 
 // publicBaseURL checks PIXGATE_PUBLIC_URL: an absolute https URL with a host, maybe a path

@@ -38,22 +38,24 @@ type PayoutConfig struct {
 }
 
 // payoutDefaults are the payout settings that default to their PIXGATE_ACQUIRER_* namesake
-// (the same PSP usually holds pixgate's key and pays its withdrawals out), each read from the
-// environment when the payout's own is empty. The client certificate's settings default as a
-// group: a payout certificate of its own takes none of the acquirer's.
+// (the same PSP usually holds pixgate's key and pays its withdrawals out), each taken from
+// the acquirer's configuration (config_acquirer.go) when the payout's own is empty. The client
+// certificate's settings default as a group: a payout certificate of its own takes none of the
+// acquirer's.
 var payoutDefaults = []struct {
-	suffix string
-	cert   bool
-	field  func(*PayoutConfig) *string
+	suffix   string
+	cert     bool
+	field    func(*PayoutConfig) *string
+	acquirer func(*AcquirerConfig) string
 }{
-	{"CLIENT_ID", false, func(p *PayoutConfig) *string { return &p.ClientID }},
-	{"CLIENT_SECRET", false, func(p *PayoutConfig) *string { return &p.ClientSecret }},
-	{"TOKEN_REQUEST", false, func(p *PayoutConfig) *string { return &p.TokenRequest }},
-	{"CERT_FILE", true, func(p *PayoutConfig) *string { return &p.CertFile }},
-	{"KEY_FILE", true, func(p *PayoutConfig) *string { return &p.KeyFile }},
-	{"P12_FILE", true, func(p *PayoutConfig) *string { return &p.P12File }},
-	{"P12_PASSWORD", true, func(p *PayoutConfig) *string { return &p.P12Password }},
-	{"API_CA_FILE", false, func(p *PayoutConfig) *string { return &p.CAFile }},
+	{"CLIENT_ID", false, func(p *PayoutConfig) *string { return &p.ClientID }, func(a *AcquirerConfig) string { return a.ClientID }},
+	{"CLIENT_SECRET", false, func(p *PayoutConfig) *string { return &p.ClientSecret }, func(a *AcquirerConfig) string { return a.ClientSecret }},
+	{"TOKEN_REQUEST", false, func(p *PayoutConfig) *string { return &p.TokenRequest }, func(a *AcquirerConfig) string { return a.TokenRequest }},
+	{"CERT_FILE", true, func(p *PayoutConfig) *string { return &p.CertFile }, func(a *AcquirerConfig) string { return a.CertFile }},
+	{"KEY_FILE", true, func(p *PayoutConfig) *string { return &p.KeyFile }, func(a *AcquirerConfig) string { return a.KeyFile }},
+	{"P12_FILE", true, func(p *PayoutConfig) *string { return &p.P12File }, func(a *AcquirerConfig) string { return a.P12File }},
+	{"P12_PASSWORD", true, func(p *PayoutConfig) *string { return &p.P12Password }, func(a *AcquirerConfig) string { return a.P12Password }},
+	{"API_CA_FILE", false, func(p *PayoutConfig) *string { return &p.CAFile }, func(a *AcquirerConfig) string { return a.CAFile }},
 }
 
 // payoutSettings are the PIXGATE_PAYOUT_* variables (settings() lists them with the others).
@@ -130,7 +132,7 @@ func payoutSettings() []setting {
 // checks that they come together. The certificate files and the rest of the transport's
 // settings are checked when the payout API's client is built (wire_payouts.go), which reads
 // the files; its errors name the settings too.
-func payoutConfig(c *Config, getenv func(string) string) error {
+func payoutConfig(c *Config) error {
 	p := &c.Payout
 	switch {
 	case p.Provider == "" && c.Sandbox:
@@ -154,7 +156,7 @@ func payoutConfig(c *Config, getenv func(string) string) error {
 	ownCert := p.CertFile != "" || p.KeyFile != "" || p.P12File != ""
 	for _, d := range payoutDefaults {
 		if field := d.field(p); *field == "" && !(d.cert && ownCert) {
-			*field = strings.TrimSpace(getenv("PIXGATE_ACQUIRER_" + d.suffix))
+			*field = d.acquirer(&c.Acquirer)
 		}
 	}
 	if p.TokenRequest != "" && p.TokenRequest != "form" && p.TokenRequest != "json" {

@@ -32,8 +32,10 @@ func TestConfigBadValueStopsWithOneLineNamingTheVariable(t *testing.T) {
 		"PIXGATE_SANDBOX_SETTLE_SECONDS": "-3",
 		"PIXGATE_MONGODB_TIMEOUT":        "0s",
 		"PIXGATE_ACQUIRER_API_URL":       "http://psp.example.com/api/v2",
-		"PIXGATE_ACQUIRER_API_TOKEN":     "token with spaces",
-		"PIXGATE_ACQUIRER_API_CA_FILE":   "/no/such/ca-file.pem",
+		"PIXGATE_ACQUIRER_TOKEN_URL":     "ftp://psp.example.com/oauth/token",
+		"PIXGATE_ACQUIRER_NAME":          "my-psp",
+		"PIXGATE_ACQUIRER_TOKEN_REQUEST": "xml-body",
+		"PIXGATE_ACQUIRER_TIMEOUT":       "forever",
 		"PIXGATE_TOKEN_RATE_LIMIT_RPS":   "ten",
 		"PIXGATE_TOKEN_RATE_LIMIT_BURST": "-20",
 		"PIXGATE_TOKEN_FAILURE_LIMIT":    "60/min",
@@ -63,25 +65,16 @@ func TestConfigBadValueStopsWithOneLineNamingTheVariable(t *testing.T) {
 		})
 	}
 	for name, vars := range map[string]map[string]string{
-		"PIXGATE_ACQUIRER_API_TOKEN": {"PIXGATE_ACQUIRER_API_URL": "https://psp.example.com/api/v2"},
 		"PIXGATE_ACQUIRER_API_URL": {"PIXGATE_ACQUIRER_API_URL": "https://psp.example.com/api/v2",
-			"PIXGATE_ACQUIRER_API_TOKEN": "psp-token-0123456789", "PIXGATE_SANDBOX": "true"},
+			"PIXGATE_ACQUIRER_CLIENT_SECRET": "psp-secret-0123456789", "PIXGATE_SANDBOX": "true"},
 	} {
 		t.Run(name+" in a combination that cannot work", func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return vars[k] })
-			if err == nil || !strings.HasPrefix(err.Error(), name+":") || strings.Contains(err.Error(), "psp-token") {
+			if err == nil || !strings.HasPrefix(err.Error(), name+":") || strings.Contains(err.Error(), "psp-secret") {
 				t.Fatalf("err = %v", err)
 			}
 		})
 	}
-	t.Run("a token without the API URL", func(t *testing.T) {
-		_, err := loadConfig(func(k string) string {
-			return map[string]string{"PIXGATE_ACQUIRER_API_TOKEN": "psp-token-0123456789"}[k]
-		})
-		if err == nil || !strings.HasPrefix(err.Error(), "PIXGATE_ACQUIRER_API_TOKEN:") || strings.Contains(err.Error(), "psp-token") {
-			t.Fatalf("err = %v", err)
-		}
-	})
 	t.Run("mongo without a credential key", func(t *testing.T) {
 		_, err := loadConfig(func(k string) string { return map[string]string{"PIXGATE_STORE": "mongo"}[k] })
 		if err == nil || !strings.HasPrefix(err.Error(), "PIXGATE_CREDENTIAL_KEY:") {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/pixgate/pixgate/adapters/apipix"
+	"github.com/pixgate/pixgate/adapters/psp/apipix"
 	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/ports"
@@ -14,20 +14,16 @@ import (
 // recoverJobName names the job that finishes, in the ledger, what a crash left half done.
 const recoverJobName = "recovering ledger entries"
 
-// newAcquirer builds who returns money to payers: the sandbox's acquirer with PIXGATE_SANDBOX,
-// the acquirer's API Pix with PIXGATE_ACQUIRER_API_URL, and otherwise none.
-func newAcquirer(cfg Config, clock ports.Clock) (ports.Acquirer, error) {
+// newAcquirer is who returns money to payers: the sandbox's acquirer with PIXGATE_SANDBOX, the
+// PSP's API Pix (api) with PIXGATE_ACQUIRER_API_URL, and otherwise none.
+func newAcquirer(cfg Config, clock ports.Clock, api *apipix.Client) ports.Acquirer {
 	switch {
 	case cfg.Sandbox:
-		return sandbox.NewAcquirer(clock), nil
-	case cfg.AcquirerAPIURL != "":
-		a, err := apipix.New(apipix.Config{BaseURL: cfg.AcquirerAPIURL, Token: cfg.AcquirerAPIKey, CAFile: cfg.AcquirerAPICA})
-		if err != nil {
-			return nil, errors.New("PIXGATE_ACQUIRER_API_URL: " + err.Error())
-		}
-		return a, nil
+		return sandbox.NewAcquirer(clock)
+	case api != nil:
+		return api
 	}
-	return noAcquirer{}, nil
+	return noAcquirer{}
 }
 
 // errNoAcquirer is what devolutions answer when no acquirer API is configured.

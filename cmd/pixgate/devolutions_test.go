@@ -4,19 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/adapters/psp/psptest"
 )
 
 // Who returns money to payers, as `serve` wires it: the sandbox's acquirer, the acquirer's
@@ -121,70 +114,56 @@ func TestTheRecoverJobRunsWithTheOthers(t *testing.T) {
 	t.Fatalf("no job %q", recoverJobName)
 }
 
-// dvPSP is an acquirer's API Pix over real TLS that answers every devolution with one status
-// (DEVOLVIDO: returned at once) and records what it was asked.
-type dvPSP struct {
-	mu    sync.Mutex
-	paths []string
-	auth  []string
-	valor []string
-}
-
-// dvPSPToken is the bearer token pixgate sends the dvPSP.
-const dvPSPToken = "psp-token-0123456789abcdef"
-
-// dvStartPSP starts a dvPSP answering status and returns the settings that point pixgate at it.
-func dvStartPSP(t *testing.T, status string) (*dvPSP, map[string]string) {
-	t.Helper()
-	psp := &dvPSP{}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct{ Valor string }
-		raw, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(raw, &body)
-		psp.mu.Lock()
-		psp.paths, psp.auth, psp.valor = append(psp.paths, r.Method+" "+r.URL.Path), append(psp.auth, r.Header.Get("Authorization")), append(psp.valor, body.Valor)
-		psp.mu.Unlock()
-		id := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-		_ = json.NewEncoder(w).Encode(map[string]string{"id": id, "rtrId": domain.NewEndToEndID('D', "12345678", time.Now()),
-			"valor": body.Valor, "status": status})
-	}))
-	t.Cleanup(srv.Close)
-	ca := filepath.Join(t.TempDir(), "psp-ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return psp, map[string]string{"PIXGATE_SANDBOX": "false", "PIXGATE_ACQUIRER_API_URL": srv.URL + "/api/v2",
-		"PIXGATE_ACQUIRER_API_TOKEN": dvPSPToken, "PIXGATE_ACQUIRER_API_CA_FILE": ca}
-}
-
-// asked lists the requests the PSP received, as "METHOD path".
-func (p *dvPSP) asked() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.paths)
+// dvPSPVars are the settings that point pixgate at the fake PSP p: its API Pix over mutual
+// TLS with the fake's client certificate, trusting the fake's CA.
+func dvPSPVars(p *psptest.PSP) map[string]string {
+	return map[string]string{"PIXGATE_SANDBOX": "false", "PIXGATE_PIX_KEY": p.Chave,
+		"PIXGATE_ACQUIRER_API_URL": p.APIURL, "PIXGATE_ACQUIRER_CLIENT_ID": p.ClientID,
+		"PIXGATE_ACQUIRER_CLIENT_SECRET": p.ClientSecret, "PIXGATE_ACQUIRER_CERT_FILE": p.Client.CertFile,
+		"PIXGATE_ACQUIRER_KEY_FILE": p.Client.KeyFile, "PIXGATE_ACQUIRER_API_CA_FILE": p.CA.CertFile}
 }
 
 func TestWithAnAcquirerAPIARefundIsAskedForAndSettledByItsAnswer(t *testing.T) {
-	psp, settings := dvStartPSP(t, "DEVOLVIDO")
-	const token = dvPSPToken
-	e := acqEnv(t, settings)
+	p := psptest.New(t, psptest.Config{})
+	if err := p.SetDevolutionAnswer(psptest.DevolutionReturned, ""); err != nil {
+		t.Fatal(err)
+	}
+	e := acqEnv(t, dvPSPVars(p))
 	_, tok := e.account()
-	id, _, e2e := e.dvPaid(tok)
+	id, _, e2e := e.dvPaidAt(tok, p)
 	refundID := e.acqRefund(tok, id, 500)
-	psp.mu.Lock()
-	asked := strings.Join(psp.paths, ", ")
-	psp.mu.Unlock()
-	if asked != "PUT /api/v2/pix/"+e2e+"/devolucao/"+refundID || psp.auth[0] != "Bearer "+token || psp.valor[0] != "5.00" {
-		t.Fatalf("the acquirer was asked %s (%v, %v)", asked, psp.auth, psp.valor)
+	d, ok := p.Devolution(e2e, refundID)
+	if !ok || d.Valor != "5.00" || d.Natureza != "ORIGINAL" || p.Requests(psptest.OpDevolutionPut) != 1 {
+		t.Fatalf("the PSP holds the devolution %+v (%v) after %d PUTs; want one of 5.00", d, ok, p.Requests(psptest.OpDevolutionPut))
 	}
 	tx := e.lcGet(tok, id).json(t)
-	if tx["status"] != "PAID" || tx["amountRefunded"] != float64(500) {
-		t.Fatalf("after DEVOLVIDO: status %v, amountRefunded %v", tx["status"], tx["amountRefunded"])
+	if tx["status"] != "PAID" || tx["amountRefunded"] != float64(500) || tx["endToEndRefund"] != d.RtrID {
+		t.Fatalf("after DEVOLVIDO: status %v, amountRefunded %v, endToEndRefund %v", tx["status"], tx["amountRefunded"], tx["endToEndRefund"])
 	}
-	if strings.Contains(e.log.String(), token) {
-		t.Fatal("the acquirer's token reached the logs")
+	if log := e.log.String(); strings.Contains(log, p.ClientSecret) {
+		t.Fatal("the PSP's client secret reached the logs")
 	}
 	e.dvVerify()
+}
+
+// dvPaidAt creates a charge of 10.00 and pays it with a PIX the PSP p settled, through the
+// acquirer's callback; it returns the transaction id, its txid and the payment's end-to-end id.
+func (e *env) dvPaidAt(tok string, p *psptest.PSP) (id, txid, e2e string) {
+	e.t.Helper()
+	r := e.do("POST", "/transaction", tok, minimalTransaction())
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("creating: %d %s", r.status, r.body)
+	}
+	id = r.json(e.t)["id"].(string)
+	txid = acqTxID(e.t, id)
+	paid, err := p.Pay("", psptest.Payment{Valor: "10.00"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if res := acqResults(e.t, e.acqNotify(map[string]any{"pix": []any{acqPix(txid, paid.EndToEndID)}})); res[0].Outcome != "applied" {
+		e.t.Fatalf("payment: %+v", res)
+	}
+	return id, txid, paid.EndToEndID
 }
 
 // dvLogLine returns the last JSON log line whose message starts with msg.
