@@ -22,7 +22,7 @@ const (
 
 // devolutionClaimCalls is how many calls to the acquirer one step of the outbox holds a
 // devolution for: three at most (a read back, a send, a read back), each bounded by the
-// transport's timeout.
+// transport's timeout (PIXGATE_ACQUIRER_TIMEOUT), and one to spare.
 const devolutionClaimCalls = 4
 
 // newDevolutions builds the devolution outbox over the acquirer, and its job. Without an
@@ -30,7 +30,11 @@ const devolutionClaimCalls = 4
 // outbox sends it once an acquirer is configured (the first step taken at once fails, and the
 // refund waits for the acquirer's callback, as it always did there).
 func (a *app) newDevolutions() *application.SendDevolutions {
-	claim := devolutionClaimCalls*psp.DefaultTimeout + application.ClaimMargin
+	timeout := a.cfg.Acquirer.Timeout
+	if timeout <= 0 {
+		timeout = psp.DefaultTimeout
+	}
+	claim := devolutionClaimCalls*timeout + application.ClaimMargin
 	if a.cfg.Sandbox {
 		claim = application.ClaimMargin + 10*time.Second
 	}
