@@ -41,8 +41,19 @@ test-integration:
 	$(MAKE) --no-print-directory test-leftovers || status=1; \
 	exit $$status
 
+## test-integration-suites: the test/ module's suites (FerretDB on SQLite), then the bounds of the
+## background work (test/e2e) on FerretDB over PostgreSQL, where the machine has PostgreSQL's
+## programs (CI installs them; README, "Background work")
+BOUNDS_TEST = ^TestBackgroundWorkKeepsItsBoundsUnderManyMerchants$$
 test-integration-suites:
-	cd test && $(GO) test -race -count=1 -timeout 30m ./...
+	@status=0; \
+	(cd test && $(GO) test -race -count=1 -timeout 30m ./...) || status=$$?; \
+	if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || test -x "$$(pg_config --bindir 2>/dev/null)/initdb"; then \
+		(cd test && PIXGATE_TEST_FERRETDB_BACKEND=postgresql $(GO) test -race -count=1 -timeout 10m -run '$(BOUNDS_TEST)' ./e2e) || status=1; \
+	else \
+		echo "PostgreSQL's programs (initdb, postgres) are missing: the bounds of the background work are not checked on FerretDB over PostgreSQL"; \
+	fi; \
+	exit $$status
 
 ## test-leftovers: fail, listing them, if containers or networks of this run's suites are still
 ## there (each suite removes its own, pass or fail); they are removed, so the next run starts

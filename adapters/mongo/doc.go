@@ -51,7 +51,14 @@
 //     (its next attempt, or the end of the lease someone holds on it); absent when none is
 //     pending. Claim finds work with {outboxDue: {$lte: now}} sorted by outboxDue, through an
 //     index on that single, non-array field: documents whose deliveries are all done drop out
-//     of the index range for good.
+//     of the index range for good. Beside it, outboxOpen is true while outboxDue is set (and
+//     absent otherwise), and Claim filters on it too: FerretDB on PostgreSQL filters an
+//     equality on a boolean in the database but reads the whole collection for a range on a
+//     date, so without it every claim read every document, snapshots and QR images included.
+//     Every 30 s a claim looks without it, for documents written before the field existed.
+//     RecordAttempt reads the document of an event this process leased by _id; only an event
+//     leased elsewhere is looked for by outbox.id (which FerretDB answers by reading every
+//     document too).
 //   - outboxRev: a revision counter of the outbox. Every outbox write is a conditional
 //     updateOne({_id, outboxRev: r}, {$set: {"outbox.<i>.owner": ..., "outbox.<i>.leaseUntil":
 //     ..., outboxDue: ...}, $inc: {outboxRev: 1}}) that changes array elements by position; a

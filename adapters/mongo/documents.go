@@ -346,6 +346,10 @@ type outboxFields struct {
 	// OutboxDue is the earliest time one of the pending deliveries may be claimed; absent when
 	// none is pending. Claim finds work through its index.
 	OutboxDue *time.Time `bson:"outboxDue,omitempty"`
+	// OutboxOpen is true, beside OutboxDue, while a delivery is pending, and absent otherwise:
+	// an equality on a boolean, which FerretDB on PostgreSQL filters in the database, where it
+	// reads the whole collection for a range on OutboxDue (see Outbox.Claim).
+	OutboxOpen bool `bson:"outboxOpen,omitempty"`
 	// OutboxRev counts the changes of Outbox and OutboxDue; every outbox write is guarded by it.
 	OutboxRev int64 `bson:"outboxRev"`
 }
@@ -690,6 +694,7 @@ func newOutbox(events []domain.Event) outboxFields {
 		o.Outbox = append(o.Outbox, newDelivery(e))
 	}
 	o.OutboxDue = outboxDue(o.Outbox)
+	o.OutboxOpen = o.OutboxDue != nil
 	return o
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -31,7 +32,29 @@ type Outbox struct {
 	s      *Store
 	txColl *mdb.Collection
 	wdColl *mdb.Collection
+
+	// held remembers which document holds each event this process leased, so that recording
+	// the attempt reads that document by _id instead of looking for the event in every
+	// document: a filter on an array element ("outbox.id"), which FerretDB v1 answers by
+	// reading the whole collection, snapshots and QR images included, once or twice per
+	// delivery. It is a hint: an event it does not know (leased through another Store, or
+	// forgotten) is looked for as before.
+	mu   sync.Mutex
+	held map[string]heldEvent
+	// everywhereAt is when Claim last looked past outboxOpen (lookEverywhere).
+	everywhereAt time.Time
 }
+
+// heldEvent is where a leased event lives, and who leased it.
+type heldEvent struct {
+	src   source
+	docID string
+	owner string
+}
+
+// maxHeld bounds the hints: deliveries leased and never recorded (their circuit held them
+// back, their lease ran out) leave theirs behind until the map is cleared.
+const maxHeld = 4096
 
 var _ ports.Outbox = (*Outbox)(nil)
 
@@ -112,6 +135,9 @@ func (o *Outbox) Claim(ctx context.Context, owner string, now time.Time, lease t
 func (o *Outbox) candidates(ctx context.Context, now time.Time, limit int, skipAccounts []string) ([]candidate, error) {
 	var cands []candidate
 	filter := bson.D{{Key: "outboxDue", Value: bson.D{{Key: "$lte", Value: now}}}}
+	if !o.lookEverywhere(now) {
+		filter = append(filter, bson.E{Key: "outboxOpen", Value: true})
+	}
 	if len(skipAccounts) > 0 {
 		// A document holds one resource, so one account: skipping it skips its deliveries.
 		filter = append(filter, bson.E{Key: "accountId", Value: bson.D{{Key: "$nin", Value: skipAccounts}}})
@@ -140,6 +166,26 @@ func (o *Outbox) candidates(ctx context.Context, now time.Time, limit int, skipA
 			cmp.Compare(a.doc.Box.Outbox[a.i].EventID, b.doc.Box.Outbox[b.i].EventID))
 	})
 	return cands[:min(limit, len(cands))], nil
+}
+
+// everywhereEvery is how often Claim looks for due deliveries in documents without
+// outboxOpen: those stored before the field existed, or by an instance of that version still
+// running beside this one. Those are claimed within this, plus the usual poll; every other
+// look filters on outboxOpen, which FerretDB on PostgreSQL answers from the rows that have it
+// (an equality on a boolean is filtered in the database; a range on a date is not, and reads
+// every document of the collection, snapshots and QR images included, once per claim).
+const everywhereEvery = 30 * time.Second
+
+// lookEverywhere reports whether this claim looks past outboxOpen (everywhereEvery), and
+// notes that it does.
+func (o *Outbox) lookEverywhere(now time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.everywhereAt.IsZero() && now.Sub(o.everywhereAt) < everywhereEvery && !now.Before(o.everywhereAt) {
+		return false
+	}
+	o.everywhereAt = now
+	return true
 }
 
 // byDocument groups candidates by document, keeping their order.
@@ -182,7 +228,43 @@ func (o *Outbox) lease(ctx context.Context, group []candidate, owner string, unt
 		}
 		out = append(out, d)
 	}
+	o.remember(out, src, doc.ID, owner)
 	return out, true, nil
+}
+
+// remember notes where the events of leased deliveries live (Outbox.held).
+func (o *Outbox) remember(leased []ports.Delivery, src source, docID, owner string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.held == nil || len(o.held)+len(leased) > maxHeld {
+		o.held = map[string]heldEvent{}
+	}
+	for _, d := range leased {
+		o.held[d.Event.ID] = heldEvent{src: src, docID: docID, owner: owner}
+	}
+}
+
+// whereHeld is where a leased event lives, if this process remembers.
+func (o *Outbox) whereHeld(eventID string) (heldEvent, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	h, ok := o.held[eventID]
+	return h, ok
+}
+
+// forget drops the hints of eventID, or of every event owner leased when eventID is "".
+func (o *Outbox) forget(eventID, owner string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if eventID != "" {
+		delete(o.held, eventID)
+		return
+	}
+	for id, h := range o.held {
+		if h.owner == owner {
+			delete(o.held, id)
+		}
+	}
 }
 
 // elem is the path of a field of element i of the outbox array.
@@ -195,9 +277,9 @@ func elem(i int, field string) string { return "outbox." + strconv.Itoa(i) + "."
 // lost race too.
 func (o *Outbox) writeOutbox(ctx context.Context, src source, doc *outboxDoc, set, unset, push bson.D) (bool, error) {
 	if due := outboxDue(doc.Box.Outbox); due != nil {
-		set = append(set, bson.E{Key: "outboxDue", Value: *due})
+		set = append(set, bson.E{Key: "outboxDue", Value: *due}, bson.E{Key: "outboxOpen", Value: true})
 	} else {
-		unset = append(unset, bson.E{Key: "outboxDue", Value: ""})
+		unset = append(unset, bson.E{Key: "outboxDue", Value: ""}, bson.E{Key: "outboxOpen", Value: ""})
 	}
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "outboxRev", Value: int64(1)}}}}
 	if len(set) > 0 {
@@ -226,8 +308,21 @@ func (o *Outbox) writeOutbox(ctx context.Context, src source, doc *outboxDoc, se
 	return res.MatchedCount == 1, nil
 }
 
-// findEvent returns the document holding event id and the event's position in its outbox.
+// findEvent returns the document holding event id and the event's position in its outbox:
+// by _id when this process leased the event (Outbox.held), else by looking for the event.
 func (o *Outbox) findEvent(ctx context.Context, eventID string) (source, *outboxDoc, int, error) {
+	if h, ok := o.whereHeld(eventID); ok {
+		var d outboxDoc
+		err := h.src.coll.FindOne(ctx, bson.D{{Key: "_id", Value: h.docID}}, options.FindOne().SetProjection(outboxProjection)).Decode(&d)
+		if err != nil && !errors.Is(err, mdb.ErrNoDocuments) {
+			return source{}, nil, 0, mapErr(ctx, "find event", err)
+		}
+		for i := range d.Box.Outbox {
+			if err == nil && d.Box.Outbox[i].EventID == eventID {
+				return h.src, &d, i, nil
+			}
+		}
+	}
 	for _, src := range o.sources() {
 		var d outboxDoc
 		err := src.coll.FindOne(ctx, bson.D{{Key: "outbox.id", Value: eventID}}, options.FindOne().SetProjection(outboxProjection)).Decode(&d)
@@ -253,6 +348,7 @@ func (o *Outbox) findEvent(ctx context.Context, eventID string) (source, *outbox
 func (o *Outbox) RecordAttempt(ctx context.Context, eventID, owner string, attempt ports.Attempt, status ports.DeliveryStatus, next time.Time) error {
 	ctx, cancel := o.s.op(ctx)
 	defer cancel()
+	defer o.forget(eventID, owner)
 	for try := 0; try < o.s.cfg.MaxRetries; try++ {
 		if try > 0 {
 			if err := backoff(ctx, try); err != nil {
@@ -288,6 +384,7 @@ func (o *Outbox) RecordAttempt(ctx context.Context, eventID, owner string, attem
 func (o *Outbox) Release(ctx context.Context, owner string) error {
 	ctx, cancel := o.s.op(ctx)
 	defer cancel()
+	o.forget("", owner)
 	for _, src := range o.sources() {
 		for try := 0; ; try++ {
 			if try == o.s.cfg.MaxRetries {

@@ -352,6 +352,10 @@ func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v, out
 	if len(push) > 0 {
 		update = append(update, bson.E{Key: "$push", Value: push}, bson.E{Key: "$min", Value: lower})
 	}
+	if len(events) > 0 {
+		// $set holds the aggregate's fields; true is the greatest boolean, so $max sets it.
+		update = append(update, bson.E{Key: "$max", Value: bson.D{{Key: "outboxOpen", Value: true}}})
+	}
 	res, err := coll.UpdateOne(ctx, stateFilter(id, v, outboxRev), update)
 	if err != nil {
 		return false, err

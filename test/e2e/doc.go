@@ -32,6 +32,9 @@
 //     over mutual TLS; one instance SIGKILLed while its sends are in flight, the other taking
 //     its payouts over: one payout per withdrawal, every one PROCESSED, the ledger whole; a
 //     refused payout gives the money back.
+//   - TestBackgroundWorkKeepsItsBoundsUnderManyMerchants: twenty merchants at once, with
+//     expiring charges, sandbox refunds, disputes, withdrawals and webhooks: every settlement,
+//     expiry and delivery within the bound the README states ("Background work").
 //   - TestThreeInstancesShareTheRateLimits: POST /transaction and the token endpoint flooded
 //     through three instances, then two: together they let through the configured rate.
 //

@@ -44,7 +44,9 @@ type receiver struct {
 	caPEM []byte
 
 	mu        sync.Mutex
-	secret    []byte                 // the account's signing key, once known
+	secret    []byte            // the account's signing key, once known
+	secrets   map[string][]byte // URL path -> its account's key, where accounts differ
+	onDeliver func(path string, body []byte, at time.Time)
 	held      bool                   // hold new requests
 	release   chan struct{}          // closed to let held requests go
 	inFlight  int                    // held requests not answered yet
@@ -169,11 +171,20 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
-	if err := verify(rc.secret, id, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), body); err != nil {
+	secret := rc.secret
+	if key, ok := rc.secrets[r.URL.Path]; ok {
+		secret = key
+	}
+	if err := verify(secret, id, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), body); err != nil {
 		rc.badSigs = append(rc.badSigs, id+": "+err.Error())
 	}
-	rc.delivered[id] = append(rc.delivered[id], time.Now())
+	at := time.Now()
+	rc.delivered[id] = append(rc.delivered[id], at)
+	onDeliver := rc.onDeliver
 	rc.mu.Unlock()
+	if onDeliver != nil {
+		onDeliver(r.URL.Path, body, at)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -201,13 +212,40 @@ func verify(secret []byte, id, timestamp, signatures string, body []byte) error 
 // useSecret sets the account's "whsec_..." secret that signs the deliveries.
 func (rc *receiver) useSecret(whsec string) {
 	rc.t.Helper()
+	key := rc.secretKey(whsec)
+	rc.mu.Lock()
+	rc.secret = key
+	rc.mu.Unlock()
+}
+
+// useSecretFor sets the secret that signs the deliveries to path (URL path), for a receiver
+// that several accounts' webhooks reach, each at a path of its own.
+func (rc *receiver) useSecretFor(path, whsec string) {
+	rc.t.Helper()
+	key := rc.secretKey(whsec)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.secrets == nil {
+		rc.secrets = map[string][]byte{}
+	}
+	rc.secrets[path] = key
+}
+
+func (rc *receiver) secretKey(whsec string) []byte {
+	rc.t.Helper()
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(whsec, "whsec_"))
 	if err != nil || !strings.HasPrefix(whsec, "whsec_") {
 		rc.t.Fatalf("webhook secret %q is not whsec_<base64>", whsec)
 	}
+	return key
+}
+
+// notify has f called with every successful delivery (its URL path, body and when it
+// arrived), after the receiver recorded it and before it answers.
+func (rc *receiver) notify(f func(path string, body []byte, at time.Time)) {
 	rc.mu.Lock()
-	rc.secret = key
-	rc.mu.Unlock()
+	defer rc.mu.Unlock()
+	rc.onDeliver = f
 }
 
 func (rc *receiver) hold() {

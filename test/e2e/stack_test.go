@@ -238,7 +238,22 @@ func (p *pixgate) waitReady(ctx context.Context) {
 // login gets a token for the seeded merchant with client credentials.
 func (p *pixgate) login() {
 	p.t.Helper()
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {clientSecret}}
+	p.loginAs(clientID, clientSecret)
+}
+
+// as is a client of p's container logged in as another account's client (one of
+// PIXGATE_SEED_CLIENTS), for tests with several merchants.
+func (p *pixgate) as(id, secret string) *pixgate {
+	p.t.Helper()
+	m := &pixgate{t: p.t, instance: &instance{alias: p.alias, ctr: p.ctr, hc: p.hc, base: p.url("")}}
+	m.loginAs(id, secret)
+	return m
+}
+
+// loginAs gets a token for a client with client credentials.
+func (p *pixgate) loginAs(id, secret string) {
+	p.t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}}
 	res, err := p.hc.PostForm(p.url("/auth/token"), form)
 	if err != nil {
 		p.t.Fatalf("POST /auth/token: %v", err)
