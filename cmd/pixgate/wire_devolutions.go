@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -60,12 +61,17 @@ func (a *app) reportDevolution(r application.DevolutionReport) {
 	if r.Err != nil {
 		attrs = append(attrs, slog.String("error", r.Err.Error()))
 	}
+	what := r.What
+	if errors.Is(r.Err, errNoAcquirer) {
+		// Nothing reads it back without an acquirer API: say what does happen.
+		what = "no acquirer API: the devolution stays recorded, and is sent once one is configured"
+	}
 	switch r.Level {
 	case application.DevolutionError:
-		a.log.Error(r.What, attrs...)
+		a.log.Error(what, attrs...)
 	case application.DevolutionWarn:
-		a.log.Warn(r.What, attrs...)
+		a.log.Warn(what, attrs...)
 	default:
-		a.log.Info(r.What, attrs...)
+		a.log.Info(what, attrs...)
 	}
 }
