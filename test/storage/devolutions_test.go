@@ -225,3 +225,70 @@ func paidTransactionBy(t *testing.T, account string, amount domain.Cents, at tim
 	}
 	return tx
 }
+
+// TestADevolutionWhoseSenderDiedIsReadBackByTheOtherInstance kills a step mid-send (its
+// context ends while the PSP, which made the devolution, has not answered yet), as a SIGKILL
+// would: the other instance leaves the devolution alone while the dead step's claim lasts,
+// then reads it back, finds it made, and completes the refund without sending it again.
+func TestADevolutionWhoseSenderDiedIsReadBackByTheOtherInstance(t *testing.T) {
+	t.Parallel()
+	a, b := twoInstances(t, nil)
+	ctx := ctxTimeout(t, 2*time.Minute)
+	p := psptest.New(t, psptest.Config{})
+	if err := p.SetDevolutionAnswer(psptest.DevolutionReturned, ""); err != nil {
+		t.Fatal(err)
+	}
+	client, err := apipix.New(apipix.Config{Key: p.Chave, Transport: psp.Config{
+		APIURL: p.APIURL, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
+		CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, CAFiles: []string{p.CA.CertFile}, Timeout: 5 * time.Second,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	clock := &movingClock{now: time.Now().UTC()}
+	settings := application.DevolutionSettings{CheckEvery: time.Minute, Claim: application.ClaimMargin + 20*time.Second}
+	outbox := func(s *pixmongo.Store) *application.SendDevolutions {
+		return application.NewSendDevolutions(s.Transactions(), s.Ledger(), client, clock, settings, func(application.DevolutionReport) {})
+	}
+	paid, err := p.Pay("", psptest.Payment{Valor: "10.00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := clock.Now().Add(-time.Minute)
+	tx := paidTransactionBy(t, newID(), 1000, at, paid.EndToEndID)
+	if err := tx.RequestRefund(domain.RefundRequest{ID: "K" + newID()[:8], Amount: 1000}, at.Add(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Transactions().Create(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+
+	p.Inject(psptest.Slow(3*time.Second).On(psptest.OpDevolutionPut).AfterApplying(), 1)
+	dying, die := context.WithCancel(ctx)
+	go func() {
+		for p.Requests(psptest.OpDevolutionPut) == 0 && dying.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		die()
+	}()
+	if _, err := outbox(a).RunOnce(dying); err == nil {
+		t.Fatal("the killed step ended well")
+	}
+	die()
+	survivor := outbox(b)
+	if n, err := survivor.RunOnce(ctx); n != 0 || err != nil {
+		t.Fatalf("the survivor took %d steps (%v) while the dead step's claim lasted", n, err)
+	}
+	clock.advance(settings.Claim + time.Second)
+	if n, err := survivor.RunOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("the survivor took %d steps (%v) once the claim ran out; want the read back", n, err)
+	}
+	got, err := b.Transactions().Get(ctx, tx.AccountID(), tx.ID())
+	if err != nil || got.Status() != domain.TxRefunded {
+		t.Fatalf("the transaction is %v (%v); want REFUNDED", got.Status(), err)
+	}
+	if puts, gets := p.Requests(psptest.OpDevolutionPut), p.Requests(psptest.OpDevolutionGet); puts != 1 || gets != 1 {
+		t.Fatalf("%d PUTs and %d GETs; want the dead one's PUT and the survivor's GET", puts, gets)
+	}
+}
