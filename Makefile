@@ -11,7 +11,7 @@ PIXGATE_TEST_RUN := make-$(shell date -u +%Y%m%dT%H%M%S)-$(shell echo $$PPID)
 endif
 export PIXGATE_TEST_RUN
 
-.PHONY: run build test test-unit test-integration test-integration-suites test-leftovers browser zbar qr-readback lint fuzz bench load soak image
+.PHONY: run build test test-unit test-integration test-integration-suites test-leftovers browser zbar qr-readback lint fuzz bench load load-psp soak image
 
 ## run: serve on $(ADDR) with the sandbox and the memory store; prints a demo account once
 run:
@@ -125,6 +125,10 @@ bench:
 ## load: load run against a real `pixgate serve` on loopback (about 2 min); rewrites docs/PERFORMANCE.md's measured section
 load:
 	cd test && $(GO) run ./load
+
+## load-psp: POST /transaction with charges made at the fake PSP against the sandbox's, in one run (about 35 s; docs/PERFORMANCE.md, "Charges made at a PSP")
+load-psp:
+	PIXGATE_PSP_LOAD=1 $(GO) test -run '^TestPSPCreationThroughput$$' -count=1 -v ./cmd/pixgate
 
 ## soak: mixed load for SOAK (default 2m); live heap and goroutines must level off
 SOAK ?= 2m

@@ -17,10 +17,13 @@ import (
 // (devoluções) made of it so far.
 type PixNotification struct {
 	EndToEndID string       // the payment's end-to-end id: its identity, and the transaction's endToEnd
-	TxID       string       // the BR Code's txid, which names the transaction
+	TxID       string       // the BR Code's txid, which names the transaction; empty when the PIX named none
 	Amount     domain.Cents // `valor`
 	PaidAt     time.Time    // `horario`
 	Refunds    []PixRefund  // `devolucoes`
+	// Invalid, when set, says why the entry is malformed by the API Pix specification: it
+	// applies nothing and its outcome is OutcomeInvalid (the other fields may be empty).
+	Invalid string
 }
 
 // PixRefundStatus is the `status` of a devolução.
@@ -39,6 +42,24 @@ type PixRefund struct {
 	Amount   domain.Cents
 	Status   PixRefundStatus
 	Reason   string // `motivo`, when the refund was not made
+	// Nature is `natureza` as the acquirer sent it (empty when absent, which the specification
+	// reads as ORIGINAL). Only a devolution of a MED nature, or of none stated, can be the
+	// refund of an accepted dispute (medRefund).
+	Nature string
+}
+
+// The natures of a devolution (`natureza`) that Banco Central's API Pix defines.
+const (
+	NatureOriginal         = "ORIGINAL"
+	NatureWithdrawal       = "RETIRADA"
+	NatureMEDOperational   = "MED_OPERACIONAL"
+	NatureMEDFraud         = "MED_FRAUDE"
+	NatureMEDPixAutomatico = "MED_PIX_AUTOMATICO"
+)
+
+// PixRefundNatures lists every natureza the specification defines, in its order.
+func PixRefundNatures() []string {
+	return []string{NatureOriginal, NatureWithdrawal, NatureMEDOperational, NatureMEDFraud, NatureMEDPixAutomatico}
 }
 
 // NotificationOutcome tells what became of one payment or refund of a callback.
@@ -54,7 +75,10 @@ type NotificationOutcome string
 //     paymentDate = horario, endToEnd = endToEndId, feeAmount from the fee policy).
 //   - already_applied: this endToEndId paid this charge before; nothing changes (acquirers
 //     retry, and the answer is the same 200).
-//   - unknown_txid: the txid is not one of pixgate's charges. Nothing changes.
+//   - unknown_txid: the txid is not one of pixgate's charges, or the PIX named no txid (a PIX
+//     sent to the key without a charge). Nothing changes.
+//   - invalid: the entry is malformed by the API Pix specification (detail says how): nothing
+//     of it is looked at or applied, and the other entries of the batch apply as usual.
 //   - amount_mismatch: valor differs from the charge's amount (whatever its status). Nothing
 //     of the charge changes (it expires as usual), and the money is handled as a late
 //     payment's: recorded in the suspense account, its full devolution to the payer requested
@@ -101,6 +125,7 @@ const (
 	OutcomeLatePaymentRefunded NotificationOutcome = "late_payment_refunded"
 	OutcomeUnknownRefund       NotificationOutcome = "unknown_refund"
 	OutcomeInvalidTime         NotificationOutcome = "invalid_time"
+	OutcomeInvalid             NotificationOutcome = "invalid"
 )
 
 // MaxPaymentClockSkew is how far in the future a payment's horario may lie, for the acquirer's
@@ -109,10 +134,17 @@ const MaxPaymentClockSkew = 5 * time.Minute
 
 // paymentTimeRefusal says why horario cannot be the time a payment of t was made, or "". The
 // creation is compared at whole seconds, as acquirers often send horario without a fraction:
-// a charge created at 11:19:32.456 paid "at 11:19:32" is a fast payer, not a forgery.
+// a charge created at 11:19:32.456 paid "at 11:19:32" is a fast payer, not a forgery. A charge
+// its PSP made is compared with its creation by the PSP's clock (calendario.criacao), the clock
+// horario is written by, so that a PSP whose clock is behind pixgate's never has a real payment
+// refused.
 func paymentTimeRefusal(horario time.Time, t *domain.Transaction, now time.Time) string {
+	created := t.CreatedAt()
+	if c, ok := t.PSPCharge(); ok {
+		created = c.CreatedAt
+	}
 	switch {
-	case horario.Before(t.CreatedAt().Truncate(time.Second)):
+	case horario.Before(created.Truncate(time.Second)):
 		return fmt.Sprintf("horario %s is before the charge was created", horario.UTC().Format(time.RFC3339Nano))
 	case horario.After(now.Add(MaxPaymentClockSkew)):
 		return fmt.Sprintf("horario %s is more than %v in the future", horario.UTC().Format(time.RFC3339Nano), MaxPaymentClockSkew)
@@ -203,9 +235,16 @@ func (uc *ApplyPixNotifications) Execute(ctx context.Context, entries []PixNotif
 
 func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (PixNotificationResult, error) {
 	res := PixNotificationResult{EndToEndID: n.EndToEndID, TxID: n.TxID}
+	if n.Invalid != "" {
+		res.Outcome, res.Detail = OutcomeInvalid, n.Invalid
+		return res, nil
+	}
 	t, err := uc.find(ctx, n.TxID)
 	if errors.Is(err, domain.ErrNotFound) {
 		res.Outcome, res.Detail = OutcomeUnknownTxID, "no transaction has this txid"
+		if n.TxID == "" {
+			res.Detail = "the PIX names no txid: it pays no charge of pixgate's"
+		}
 		for _, r := range n.Refunds {
 			res.Refunds = append(res.Refunds, PixRefundResult{ID: r.ID, ReturnID: r.ReturnID, Outcome: OutcomeUnknownTxID, Detail: res.Detail})
 		}
@@ -269,6 +308,9 @@ func (uc *ApplyPixNotifications) apply(ctx context.Context, n PixNotification) (
 }
 
 func (uc *ApplyPixNotifications) find(ctx context.Context, txid string) (*domain.Transaction, error) {
+	if txid == "" {
+		return nil, domain.ErrNotFound
+	}
 	id, err := uc.txids.TransactionID(txid)
 	if errors.Is(err, domain.ErrNotFound) && domain.ValidCobTxID(txid) {
 		// Not a static code's txid, which encodes the transaction id: a dynamic charge's,
@@ -453,9 +495,12 @@ func (uc *ApplyPixNotifications) refund(t *domain.Transaction, r PixRefund) (Not
 }
 
 // medRefund applies a devolution pixgate did not ask for: the MED refund of an accepted
-// dispute, which the payer's bank starts.
+// dispute, which the payer's bank starts. A devolution whose natureza says the receiver asked
+// for it (ORIGINAL, RETIRADA) is no MED refund, whatever the transaction's status.
 func (uc *ApplyPixNotifications) medRefund(t *domain.Transaction, r PixRefund, now time.Time) (NotificationOutcome, string, error) {
 	switch {
+	case r.Nature == NatureOriginal || r.Nature == NatureWithdrawal:
+		return OutcomeUnknownRefund, "no refund of this payment has this id", nil
 	case t.Status() == domain.TxInfraction && t.EndToEndRefund() == r.ReturnID:
 		return OutcomeAlreadyApplied, "", nil
 	case t.Status() != domain.TxProcessingInfraction || r.Status != PixRefundReturned:

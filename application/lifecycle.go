@@ -12,10 +12,16 @@ import (
 // (PIX_QRCODE_GENERATED → FAILED, "PIX QR code expired"). Several instances may run it against
 // one store: the version-checked update lets one of them win, and the others find the
 // transaction FAILED already and leave it alone, so there is one transition and one event.
+//
+// With a reconciliation (AfterReconciliation), a charge is failed only once a complete pass
+// of the reconciliation has covered its expiry: a payment the acquirer accepted in time whose
+// callback was lost is then applied by reconciliation, never turned into a late payment by
+// pixgate's own clock.
 type ExpireTransactions struct {
-	repo  ports.TransactionRepository
-	clock ports.Clock
-	batch int
+	repo       ports.TransactionRepository
+	clock      ports.Clock
+	batch      int
+	reconciled ports.Reconciliations
 }
 
 // NewExpireTransactions builds the sweeper.
@@ -24,9 +30,26 @@ func NewExpireTransactions(repo ports.TransactionRepository, clock ports.Clock) 
 	return &ExpireTransactions{repo: repo, clock: clock, batch: 500}
 }
 
-// RunOnce expires what is due now and tells how many transactions it moved.
+// AfterReconciliation makes the sweeper wait, for each charge, until the reconciliation with
+// the acquirer reached its expiry. It answers uc.
+func (uc *ExpireTransactions) AfterReconciliation(r ports.Reconciliations) *ExpireTransactions {
+	uc.reconciled = r
+	return uc
+}
+
+// RunOnce expires what is due now (and covered by the reconciliation, when there is one) and
+// tells how many transactions it moved.
 func (uc *ExpireTransactions) RunOnce(ctx context.Context) (int, error) {
 	now := uc.clock.Now()
+	if uc.reconciled != nil {
+		st, err := uc.reconciled.ReconciliationState(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if st.Reached.Before(now) {
+			now = st.Reached // zero before the first pass: nothing is due yet
+		}
+	}
 	due, err := uc.repo.ListExpired(ctx, now, uc.batch)
 	if err != nil {
 		return 0, err

@@ -2,6 +2,8 @@ package application
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,9 +44,16 @@ type CreatedTransaction struct {
 // The same idempotency key with the same request answers the stored transaction (Replayed);
 // with another request, ErrIdempotencyKeyReused. Concurrent requests with one key race on
 // the store's unique key: one creates, the others read its result.
+//
+// Built with NewCreateTransactionAtPSP, the charge is made at the PSP instead of by the
+// emitter (chargeAtPSP): the PSP's BR Code is the transaction's, and its refusal
+// (ports.ErrChargeRefused) or silence (ports.ErrChargeUnavailable) is answered with nothing
+// stored, as if the request had not come.
 type CreateTransaction struct {
 	repo     ports.TransactionRepository
 	emitter  ports.PixEmitter
+	issuer   ports.ChargeIssuer
+	coder    ports.LocationCoder
 	renderer ports.QRRenderer
 	ids      ports.IDGenerator
 	tokens   ports.CapabilityGenerator
@@ -56,6 +65,22 @@ type CreateTransaction struct {
 func NewCreateTransaction(repo ports.TransactionRepository, emitter ports.PixEmitter, renderer ports.QRRenderer, ids ports.IDGenerator, tokens ports.CapabilityGenerator, clock ports.Clock) *CreateTransaction {
 	requirePorts("NewCreateTransaction", repo, emitter, renderer, ids, tokens, clock)
 	return &CreateTransaction{repo: repo, emitter: emitter, renderer: renderer, ids: ids, tokens: tokens, clock: clock}
+}
+
+// NewCreateTransactionAtPSP builds the use case that makes each charge at the PSP (issuer);
+// coder writes the BR Code of a charge the PSP answered without one, from its location. Every
+// port is required.
+func NewCreateTransactionAtPSP(repo ports.TransactionRepository, issuer ports.ChargeIssuer, coder ports.LocationCoder, renderer ports.QRRenderer, ids ports.IDGenerator, tokens ports.CapabilityGenerator, clock ports.Clock) *CreateTransaction {
+	requirePorts("NewCreateTransactionAtPSP", repo, issuer, coder, renderer, ids, tokens, clock)
+	return &CreateTransaction{repo: repo, issuer: issuer, coder: coder, renderer: renderer, ids: ids, tokens: tokens, clock: clock}
+}
+
+// acquirer names who makes the charges, each transaction's `acquirer`.
+func (uc *CreateTransaction) acquirer() string {
+	if uc.issuer != nil {
+		return uc.issuer.Name()
+	}
+	return uc.emitter.Acquirer()
 }
 
 // Execute creates the transaction for the caller's account.
@@ -72,12 +97,12 @@ func (uc *CreateTransaction) Execute(ctx context.Context, p domain.Principal, in
 
 // create emits and stores a new transaction.
 func (uc *CreateTransaction) create(ctx context.Context, p domain.Principal, order domain.Order, idem domain.Idempotency) (*domain.Transaction, error) {
-	t, err := domain.NewTransaction(uc.ids.NewID(), uc.tokens.NewCapability(), p.AccountID, uc.emitter.Acquirer(), order, idem, uc.clock.Now())
+	t, err := domain.NewTransaction(uc.ids.NewID(), uc.tokens.NewCapability(), p.AccountID, uc.acquirer(), order, idem, uc.clock.Now())
 	if err != nil {
 		return nil, err
 	}
-	pix, emitErr := uc.emit(ctx, t)
-	if later, ok := errors.AsType[*drawLater](emitErr); ok {
+	pix, emitErr := uc.emit(ctx, t, idem)
+	if later, ok := errors.AsType[*notNow](emitErr); ok {
 		// As if the request had not come: nothing is stored, and a retry with the same
 		// idempotency key creates the transaction.
 		return nil, later.err
@@ -102,30 +127,88 @@ func (uc *CreateTransaction) create(ctx context.Context, p domain.Principal, ord
 	return t, nil
 }
 
-func (uc *CreateTransaction) emit(ctx context.Context, t *domain.Transaction) (domain.PixResponse, error) {
-	expires := t.CreatedAt().Add(time.Duration(t.Order().ExpirationSeconds) * time.Second)
-	code, err := uc.emitter.Emit(ctx, domain.PixCharge{
-		TransactionID: t.ID(), Amount: t.Amount(), CreatedAt: t.CreatedAt(), ExpiresAt: expires,
-	})
-	if err != nil {
-		return domain.PixResponse{}, err
+func (uc *CreateTransaction) emit(ctx context.Context, t *domain.Transaction, idem domain.Idempotency) (domain.PixResponse, error) {
+	var pix domain.PixResponse
+	if uc.issuer != nil {
+		charged, err := uc.chargeAtPSP(ctx, t, idem)
+		if err != nil {
+			return domain.PixResponse{}, &notNow{err}
+		}
+		pix = charged
+	} else {
+		expires := t.CreatedAt().Add(time.Duration(t.Order().ExpirationSeconds) * time.Second)
+		code, err := uc.emitter.Emit(ctx, domain.PixCharge{
+			TransactionID: t.ID(), Amount: t.Amount(), CreatedAt: t.CreatedAt(), ExpiresAt: expires,
+		})
+		if err != nil {
+			return domain.PixResponse{}, err
+		}
+		pix = domain.PixResponse{URI: code.URI, ExpiresAt: expires, Location: code.Location}
 	}
-	png, err := uc.renderer.RenderPNG(ctx, code.URI)
+	png, err := uc.renderer.RenderPNG(ctx, pix.URI)
 	if err != nil {
 		if errors.Is(err, ports.ErrOverloaded) || errors.Is(err, ports.ErrTimedOut) || ctx.Err() != nil {
-			return domain.PixResponse{}, &drawLater{err}
+			return domain.PixResponse{}, &notNow{err}
 		}
 		return domain.PixResponse{}, err
 	}
-	return domain.PixResponse{URI: code.URI, QRCodePNG: png, ExpiresAt: expires, Location: code.Location}, nil
+	pix.QRCodePNG = png
+	return pix, nil
 }
 
-// drawLater marks a QR image that could not be had now: not the charge's failure, so nothing
-// of it is stored.
-type drawLater struct{ err error }
+// chargeAtPSP has the PSP make t's charge (ports.ChargeIssuer.Create) and answers it as the
+// transaction keeps it: the PSP's pixCopiaECola as it is (or, when the PSP sent none, a dynamic
+// BR Code of its location), its txid, location and revision, and an expiry counted from its
+// creation by the PSP's clock, so that pixgate never calls a charge expired that the PSP still
+// takes. The PSP's errors are answered as they are; the caller stores nothing for them.
+func (uc *CreateTransaction) chargeAtPSP(ctx context.Context, t *domain.Transaction, idem domain.Idempotency) (domain.PixResponse, error) {
+	order := t.Order()
+	req := ports.ChargeRequest{
+		TxID: chargeTxID(t.AccountID(), idem, uc.ids), Amount: t.Amount(),
+		ExpirationSeconds: order.ExpirationSeconds, PayerRequest: order.PayerRequest(),
+	}
+	if c := order.Customer; c != nil && !c.Document.IsZero() && strings.TrimSpace(c.Name) != "" {
+		req.Debtor = ports.ChargeDebtor{Document: c.Document, Name: c.Name}
+	}
+	charge, err := uc.issuer.Create(ctx, req)
+	if err != nil {
+		return domain.PixResponse{}, err
+	}
+	uri := charge.CopyPaste
+	if uri == "" {
+		if uri, err = uc.coder.CodeForLocation(charge.Location); err != nil {
+			return domain.PixResponse{}, fmt.Errorf("%w: the charge %s came without pixCopiaECola: %w", ports.ErrChargeUnavailable, req.TxID, err)
+		}
+	}
+	return domain.PixResponse{
+		URI:       uri,
+		ExpiresAt: charge.CreatedAt.Add(time.Duration(charge.ExpirationSeconds) * time.Second),
+		Location:  domain.PixLocation{CobTxID: req.TxID},
+		PSP: domain.PSPCharge{LocationID: charge.LocationID, Location: charge.Location, Revision: charge.Revision,
+			CreatedAt: charge.CreatedAt},
+	}, nil
+}
 
-func (d *drawLater) Error() string { return d.err.Error() }
-func (d *drawLater) Unwrap() error { return d.err }
+// chargeTxID is the txid a creation asks the PSP for. Without an idempotency key it is random
+// (a UUID's 32 hexadecimal digits). With one it is derived from the account, the key and the
+// request's fingerprint: the merchant's retry of a request whose outcome it never learned (the
+// PSP did not answer in time, so nothing was stored) asks for the same charge, which the PSP
+// then answers as already made, so one request and its retries make one charge and one
+// transaction. Another request under the same key gets another txid.
+func chargeTxID(accountID string, idem domain.Idempotency, ids ports.IDGenerator) string {
+	if idem.Key == "" {
+		return strings.ReplaceAll(ids.NewID(), "-", "")
+	}
+	sum := sha256.Sum256([]byte("pixgate cob txid\x00" + accountID + "\x00" + idem.Key + "\x00" + idem.Fingerprint))
+	return hex.EncodeToString(sum[:16])
+}
+
+// notNow marks a charge that could not be had now (the QR image could not be drawn in time,
+// the PSP refused or did not answer): not an emission that failed, so nothing of it is stored.
+type notNow struct{ err error }
+
+func (d *notNow) Error() string { return d.err.Error() }
+func (d *notNow) Unwrap() error { return d.err }
 
 // GetTransaction fetches one transaction of the caller's account.
 type GetTransaction struct{ repo ports.TransactionRepository }

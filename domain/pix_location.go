@@ -106,11 +106,12 @@ type Cob struct {
 }
 
 // Cob returns the dynamic charge of the transaction as it stands at now, or false when the
-// transaction has no dynamic charge (a static code, or no code at all). A charge still
+// transaction has no dynamic charge of pixgate's own (a static code, a charge its PSP made and
+// serves, or no code at all). A charge still
 // awaiting payment whose QR code expired at now is REMOVIDA_PELO_PSP already: the payer's
 // bank must refuse it even before the sweeper fails the transaction.
 func (t *Transaction) Cob(now time.Time) (Cob, bool) {
-	if t.pix == nil || !t.pix.Location.Dynamic() {
+	if t.pix == nil || t.pix.Location.ID == "" {
 		return Cob{}, false
 	}
 	c := Cob{
@@ -130,6 +131,11 @@ func (t *Transaction) Cob(now time.Time) (Cob, bool) {
 	}
 	return c, true
 }
+
+// PayerRequest is the text a charge shows its payer (API Pix's solicitacaoPagador): the
+// description of the order's first item that has one, cut at MaxPayerRequest characters; ""
+// when none has.
+func (o Order) PayerRequest() string { return payerRequest(o.Items) }
 
 func payerRequest(items []Item) string {
 	for _, it := range items {

@@ -274,15 +274,23 @@ func (t *Transaction) CreatedAt() time.Time                      { return t.crea
 func (t *Transaction) Status() TransactionStatus                 { return t.status }
 func (t *Transaction) History() []StatusEntry[TransactionStatus] { return slices.Clone(t.history) }
 func (t *Transaction) Pix() *PixResponse                         { return clonePix(t.pix) }
-func (t *Transaction) AmountPaid() *Cents                        { return clonePtr(t.amountPaid) }
-func (t *Transaction) PaymentDate() *time.Time                   { return clonePtr(t.paymentDate) }
-func (t *Transaction) InfractionDate() *time.Time                { return clonePtr(t.infractionDate) }
-func (t *Transaction) ErrorMessage() string                      { return t.errorMessage }
-func (t *Transaction) EndToEnd() string                          { return t.endToEnd }
-func (t *Transaction) EndToEndRefund() string                    { return t.endToEndRefund }
-func (t *Transaction) Payer() *AccountHolder                     { return clonePtr(t.payer) }
-func (t *Transaction) Receiver() *AccountHolder                  { return clonePtr(t.receiver) }
-func (t *Transaction) FeeAmount() *Cents                         { return clonePtr(t.feeAmount) }
+
+// PSPCharge is the charge the PSP made for t, or false when pixgate wrote t's code itself.
+func (t *Transaction) PSPCharge() (PSPCharge, bool) {
+	if t.pix == nil || t.pix.PSP.IsZero() {
+		return PSPCharge{}, false
+	}
+	return t.pix.PSP, true
+}
+func (t *Transaction) AmountPaid() *Cents         { return clonePtr(t.amountPaid) }
+func (t *Transaction) PaymentDate() *time.Time    { return clonePtr(t.paymentDate) }
+func (t *Transaction) InfractionDate() *time.Time { return clonePtr(t.infractionDate) }
+func (t *Transaction) ErrorMessage() string       { return t.errorMessage }
+func (t *Transaction) EndToEnd() string           { return t.endToEnd }
+func (t *Transaction) EndToEndRefund() string     { return t.endToEndRefund }
+func (t *Transaction) Payer() *AccountHolder      { return clonePtr(t.payer) }
+func (t *Transaction) Receiver() *AccountHolder   { return clonePtr(t.receiver) }
+func (t *Transaction) FeeAmount() *Cents          { return clonePtr(t.feeAmount) }
 
 // UpdatedAt is the date of the last status entered.
 func (t *Transaction) UpdatedAt() time.Time { return t.history[len(t.history)-1].Date }
@@ -331,11 +339,12 @@ func (t *Transaction) move(from, to TransactionStatus, now time.Time, apply func
 
 // AttachPix records the charge the emitter produced: PENDING → PIX_QRCODE_GENERATED.
 func (t *Transaction) AttachPix(pix PixResponse, now time.Time) error {
-	if err := pix.Location.validate(t.id); err != nil {
+	if err := pix.validate(t.id); err != nil {
 		return err
 	}
 	return t.move(TxPending, TxPixQRCodeGenerated, now, func() {
 		pix.ExpiresAt = pix.ExpiresAt.UTC()
+		pix.PSP.CreatedAt = pix.PSP.CreatedAt.UTC()
 		pix.QRCodePNG = bytes.Clone(pix.QRCodePNG)
 		t.pix = &pix
 	})

@@ -35,3 +35,12 @@ type QRRenderer interface {
 type TxIDDecoder interface {
 	TransactionID(txid string) (string, error)
 }
+
+// LocationCoder writes the dynamic BR Code of a charge whose payload location another party
+// serves (the PSP that made the charge, when its answer holds no BR Code): the location in
+// merchant account information, no key, no amount, txid "***". An error means the location
+// cannot be written in a BR Code (too long, not printable ASCII, or with a scheme). Safe for
+// concurrent use.
+type LocationCoder interface {
+	CodeForLocation(location string) (string, error)
+}

@@ -46,6 +46,11 @@ var errorTable = []struct {
 	{ports.ErrTimedOut, http.StatusServiceUnavailable, "unavailable", "the charge's QR code could not be drawn in time; nothing was stored, retry in a moment"},
 	// A change that kept losing to concurrent ones: nothing was stored, a retry will do.
 	{ports.ErrVersionConflict, http.StatusServiceUnavailable, "unavailable", "the resource is busy; retry later"},
+	// The PSP did not make the charge, or did not say whether it did: nothing was stored, and a
+	// retry with the same Idempotency-Key asks for the same charge.
+	{ports.ErrChargeUnavailable, http.StatusServiceUnavailable, "unavailable", "the PSP that makes the charges could not be reached or did not answer in time; nothing was stored, retry with the same Idempotency-Key"},
+	// The PSP refused the charge: its words are the detail (writeError). Nothing was stored.
+	{ports.ErrChargeRefused, http.StatusBadGateway, "acquirer_error", ""},
 }
 
 // fieldErrorTable turns the typed errors of the application that blame one field of the
@@ -67,6 +72,15 @@ var fieldErrorTable = []func(error) (FieldError, bool){
 // writeError answers err as a problem. Errors outside the table are internal: the answer says
 // nothing about them, the log line with the same request id says everything.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, ports.ErrChargeRefused) || errors.Is(err, ports.ErrChargeUnavailable) {
+		// The merchant learns that the PSP made nothing; operators learn why.
+		s.log.WarnContext(r.Context(), "the PSP did not make the charge", slog.String("requestId", requestIDFrom(r.Context())),
+			slog.String("error", err.Error()))
+	}
+	if refused, ok := errors.AsType[*ports.ChargeRefusedError](err); ok {
+		writeProblem(w, r, http.StatusBadGateway, "acquirer_error", refused.Error()+"; nothing was stored", nil)
+		return
+	}
 	for _, blame := range fieldErrorTable {
 		if f, ok := blame(err); ok {
 			validationFailed(w, r, []FieldError{f})
@@ -83,7 +97,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			}
 			if e.status == http.StatusServiceUnavailable {
-				w.Header().Set("Retry-After", "1")
+				retry := "1"
+				if errors.Is(err, ports.ErrChargeUnavailable) {
+					retry = "5" // the PSP is down or slow: a second is too soon to ask again
+				}
+				w.Header().Set("Retry-After", retry)
 			}
 			writeProblem(w, r, e.status, e.code, detail, nil)
 			return

@@ -365,8 +365,10 @@ func FuzzListQuery(f *testing.F) {
 }
 
 // FuzzAcquirerCallback drives the parser of POST /acquirer/pix (Banco Central's callback body)
-// on its own: what it accepts maps to notifications with positive amounts in cents, ids of the
-// right shape and real times.
+// on its own: a body is refused whole only when it is not strict JSON or has no `pix` array
+// of at most 1000 entries; otherwise every entry yields one result, and what an entry is
+// accepted as maps to a notification with a positive amount in cents, ids of the right shape
+// and a real time, or is invalid with a reason, or is a payout notice with a well-formed id.
 func FuzzAcquirerCallback(f *testing.F) {
 	for _, s := range []string{
 		`{"pix": []}`,
@@ -376,34 +378,60 @@ func FuzzAcquirerCallback(f *testing.F) {
 		  "horario": "2026-11-22T11:19:32Z", "componentesValor": {"original": {"valor": "10.00"}},
 		  "devolucoes": [{"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", "valor": "10.00", "natureza": "ORIGINAL",
 		    "horario": {"solicitacao": "2026-11-22T14:30:00Z", "liquidacao": "2026-11-22T14:30:02Z"}, "status": "DEVOLVIDO"}]}]}`,
+		`{"pix": [{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "valor": "10.00", "horario": "2026-11-22T11:19:32Z",
+		  "gnExtras": {"pagador": {"nome": "Fulano"}, "tarifa": "0.01"},
+		  "devolucoes": [{"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", "valor": "1.00", "natureza": "MED_PIX_AUTOMATICO",
+		    "descricao": "estorno", "horario": {"liquidacao": "2026-11-22T14:30:02Z"}, "status": "DEVOLVIDO", "gnExtras": 1}]}], "extra": true}`,
+		`{"pix": [{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "valor": "0.01", "horario": "2026-11-22T11:19:32Z",
+		  "status": "REALIZADO", "tipo": "SOLICITACAO", "gnExtras": {"idEnvio": "0a1b2c3d4e5f60718293a4b5c6d7e8f9"}}]}`,
+		`{"pix": [{"gnExtras": {"idEnvio": "not an id"}}]}`, `{"pix": [{"gnExtras": {"idEnvio": 7}}]}`,
 		`{"pix": [{"valor": "10.001"}]}`, `{"pix": [{"valor": "-10.00"}]}`, `{"pix": [{"valor": "1e3"}]}`,
 		`{"pix": [{"valor": 10.00}]}`, `{"pix": [{"valor": "99999999999999999999.99"}]}`, `{"pix": [{"valor": "NaN"}]}`,
 		`{"pix": [{"valor": "0.00"}]}`, `{"pix": [{"valor": " 10.00"}]}`, `{"pix": [{"valor": "10,00"}]}`,
 		`{"pix": {}}`, `{"pix": [null]}`, `{"pix": [1, "a", []]}`, `{"pix": [{"devolucoes": [{"horario": "x"}]}]}`,
+		`{"pix": [{"txid": "a\u0000"}]}`, `{"pix": [], "pix": []}`,
 		`{"pix": [], "extra": true}`, `[]`, `{"pix": [` + strings.Repeat(`{},`, 1001) + `{}]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req acquirerCallback
-		_, fields, err := decodeJSONBytes(body, &req)
+		obj, _, err := decodeJSONBytes(body, &acquirerEnvelope{})
 		if err != nil {
 			if !errors.Is(err, errMalformedJSON) {
 				t.Fatalf("%q: body-level failure %v", body, err)
 			}
 			return
 		}
-		notes, parseErrs := req.parse()
-		fields = mergeFieldErrors(fields, parseErrs)
-		checkFieldErrors(t, string(body), fields)
-		if len(fields) > 0 {
+		entries, err := parseAcquirerEntries(obj)
+		if err != nil {
+			var noPix errNoPixArray
+			if !errors.As(err, &noPix) || noPix.field.Field != "pix" {
+				t.Fatalf("%q: refused whole with %v", body, err)
+			}
+			if arr, isArray := obj["pix"].([]any); isArray && len(arr) <= maxAcquirerEntries {
+				t.Fatalf("%q: a pix array of %d entries refused whole", body, len(arr))
+			}
 			return
 		}
-		if len(notes) != len(req.Pix) || len(notes) > maxAcquirerEntries {
-			t.Fatalf("%q: %d notifications from %d entries", body, len(notes), len(req.Pix))
+		if arr, _ := obj["pix"].([]any); len(entries) != len(arr) || len(entries) > maxAcquirerEntries {
+			t.Fatalf("%q: %d entries parsed from %d", body, len(entries), len(arr))
 		}
-		for _, n := range notes {
-			if n.Amount < 1 || n.PaidAt.IsZero() || len(n.EndToEndID) != 32 || n.TxID == "" || len(n.TxID) > 35 {
+		for _, e := range entries {
+			n := e.pix
+			switch {
+			case e.payoutID != "":
+				if !acquirerAlnumOK(e.payoutID, 1, 35) || n.Invalid != "" || n.TxID != "" {
+					t.Fatalf("%q: payout notice %+v", body, e)
+				}
+				continue
+			case n.Invalid != "":
+				if !utf8.ValidString(n.Invalid) || strings.IndexByte(n.Invalid, 0) >= 0 || len(n.Invalid) > 2000 ||
+					(n.EndToEndID != "" && len(n.EndToEndID) != 32) || len(n.TxID) > 35 {
+					t.Fatalf("%q: invalid entry %+v", body, n)
+				}
+				continue
+			}
+			if n.Amount < 1 || n.PaidAt.IsZero() || len(n.EndToEndID) != 32 || len(n.TxID) > 35 {
 				t.Fatalf("%q: accepted notification %+v", body, n)
 			}
 			for _, r := range n.Refunds {
@@ -414,6 +442,9 @@ func FuzzAcquirerCallback(f *testing.F) {
 				case application.PixRefundInProgress, application.PixRefundReturned, application.PixRefundNotDone:
 				default:
 					t.Fatalf("%q: accepted refund status %q", body, r.Status)
+				}
+				if r.Nature != "" && !slices.Contains(application.PixRefundNatures(), r.Nature) {
+					t.Fatalf("%q: accepted natureza %q", body, r.Nature)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/ports"
 	"github.com/pixgate/pixgate/ports/storetest"
 )
 
@@ -39,4 +40,12 @@ func TestInstancesRegistry(t *testing.T) {
 	if n, _ := r.Heartbeat(ctx, "a", at.Add(13*time.Second), 10*time.Second); n != 1 {
 		t.Errorf("after b left: Heartbeat = %d, want 1", n)
 	}
+}
+
+// TestReconciliations: one memory store's state, held by "two instances" of one process.
+func TestReconciliations(t *testing.T) {
+	storetest.TestReconciliations(t, func(t *testing.T) (a, b ports.Reconciliations) {
+		r := memory.NewReconciliations()
+		return r, r
+	})
 }

@@ -37,7 +37,8 @@ func (s *Store) pixLocationTaken(rec domain.TransactionRecord) error {
 	if !l.Dynamic() {
 		return nil
 	}
-	if s.pixLocations.byID[l.ID] != nil || s.pixLocations.byCobTxID[l.CobTxID] != nil {
+	// A charge the PSP made has a txid and no location of pixgate's.
+	if l.ID != "" && s.pixLocations.byID[l.ID] != nil || s.pixLocations.byCobTxID[l.CobTxID] != nil {
 		return fmt.Errorf("transaction pix location: %w", ports.ErrDuplicate)
 	}
 	return nil
@@ -46,7 +47,9 @@ func (s *Store) pixLocationTaken(rec domain.TransactionRecord) error {
 // indexPixLocation records a new transaction's location. The caller holds the write lock.
 func (s *Store) indexPixLocation(rec *domain.TransactionRecord) {
 	if l := pixLocation(rec); l.Dynamic() {
-		s.pixLocations.byID[l.ID] = rec
+		if l.ID != "" {
+			s.pixLocations.byID[l.ID] = rec
+		}
 		s.pixLocations.byCobTxID[l.CobTxID] = rec
 	}
 }

@@ -1,7 +1,7 @@
 // Package metrics exports pixgate's Prometheus metrics with prometheus/client_golang: requests
 // by route template and status, transactions created and status changes by status, webhook
 // deliveries by outcome, late payments by the outcome of their devolution, QR rendering time and
-// store call latency. It instruments ports by
+// store call latency, and calls to the PSP by operation and outcome. It instruments ports by
 // wrapping them (a repository wrapped still is the same port), so neither the application nor
 // any other adapter knows metrics exist. Each Metrics has its own registry: no global state.
 package metrics
@@ -31,6 +31,9 @@ type Metrics struct {
 	qrRender       prometheus.Histogram
 	storeCallTimes *prometheus.HistogramVec
 	latePayments   *prometheus.CounterVec
+	reconciled     *prometheus.CounterVec // reconciled.go
+	pspCalls       *prometheus.CounterVec
+	pspCallTimes   *prometheus.HistogramVec
 	// routes are the label values a request's route may take (KnownRoutes); nil lets any
 	// through.
 	routes map[string]bool
@@ -83,9 +86,20 @@ func New() *Metrics {
 			Name: "pixgate_late_payments_total",
 			Help: "Payments that paid no charge (for a charge not awaiting one, or of another amount than the charge's), kept in suspense and counted once, when their devolution is first asked, by the outcome of that request (returned, in_progress, not_done, error).",
 		}, []string{"outcome"}),
+		reconciled: newReconciled(),
+		pspCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pixgate_acquirer_requests_total",
+			Help: "Calls to the PSP's APIs (API Pix and the payout API) and token fetches, by operation and outcome (ok, refused, not_found, unauthorized, unavailable, timeout, canceled, bad_answer).",
+		}, []string{"operation", "outcome"}),
+		pspCallTimes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pixgate_acquirer_request_duration_seconds",
+			Help:    "Latency of calls to the PSP's APIs and of token fetches, retries and waits included, by operation.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"operation"}),
 	}
+	m.registry.MustRegister(m.reconciled)
 	m.registry.MustRegister(m.requests, m.latency, m.created, m.statusChanges, m.deliveries, m.deliveryTime,
-		m.qrRender, m.storeCallTimes, m.latePayments, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.qrRender, m.storeCallTimes, m.latePayments, m.pspCalls, m.pspCallTimes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -149,4 +163,32 @@ func (m *Metrics) ObserveLatePayment(res ports.DevolutionResult, err error) {
 		outcome = "not_done"
 	}
 	m.latePayments.WithLabelValues(outcome).Inc()
+}
+
+// pspOperations are the operation label values of the PSP's calls: the token endpoint, API
+// Pix's operations and the payout API's. Any other is counted as "other".
+var pspOperations = map[string]bool{
+	"token": true, "cob_put": true, "cob_get": true, "cob_patch": true, "webhook_get": true, "webhook_put": true,
+	"pix_list": true, "devolution_put": true, "devolution_get": true, "payout_put": true, "payout_get": true,
+}
+
+// pspOutcomes are the outcome label values of the PSP's calls (the transport's outcomes).
+var pspOutcomes = map[string]bool{
+	"ok": true, "refused": true, "not_found": true, "unauthorized": true, "unavailable": true,
+	"timeout": true, "canceled": true, "bad_answer": true,
+}
+
+// ObservePSPCall records one call to a PSP's API, or one token fetch, as the PSP transport
+// reports it (cmd hands it the transport's Observe hook): its operation, how it ended and how
+// long it took, retries included. Labels come from fixed sets; nothing else of the call (an
+// id, a URL, a token) is recorded.
+func (m *Metrics) ObservePSPCall(operation, outcome string, elapsed time.Duration) {
+	if !pspOperations[operation] {
+		operation = otherLabel
+	}
+	if !pspOutcomes[outcome] {
+		outcome = otherLabel
+	}
+	m.pspCalls.WithLabelValues(operation, outcome).Inc()
+	m.pspCallTimes.WithLabelValues(operation).Observe(elapsed.Seconds())
 }

@@ -160,3 +160,51 @@ func TestRequestLabelsComeFromAFixedSet(t *testing.T) {
 		}
 	}
 }
+
+func TestReconciledPaymentsAreCountedByOutcomeFromAFixedSet(t *testing.T) {
+	m := metrics.New()
+	m.ObserveReconciled(metrics.ReconciledPayment)
+	m.ObserveReconciled(metrics.ReconciledPayment)
+	m.ObserveReconciled(metrics.ReconciledDevolution)
+	m.ObserveReconciled("anything else")
+	body := scrape(t, m)
+	for _, want := range []string{
+		`pixgate_acquirer_reconciled_total{outcome="applied"} 2`,
+		`pixgate_acquirer_reconciled_total{outcome="devolution_applied"} 1`,
+		`pixgate_acquirer_reconciled_total{outcome="other"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestPSPCallsAreCountedAndTimedByOperationAndOutcome(t *testing.T) {
+	m := metrics.New()
+	m.ObservePSPCall("token", "ok", 20*time.Millisecond)
+	m.ObservePSPCall("cob_put", "ok", 80*time.Millisecond)
+	m.ObservePSPCall("cob_put", "unavailable", 3*time.Second)
+	m.ObservePSPCall("payout_get", "not_found", 10*time.Millisecond)
+	// Label values come from fixed sets: nothing a caller passes by mistake (an id, a URL)
+	// becomes one.
+	m.ObservePSPCall("cob/kk9sPqX2b7Yq3LmN0pQrStUvWxYz01", "Bearer s3cr3t", time.Millisecond)
+	body := scrape(t, m)
+	for _, want := range []string{
+		`pixgate_acquirer_requests_total{operation="token",outcome="ok"} 1`,
+		`pixgate_acquirer_requests_total{operation="cob_put",outcome="ok"} 1`,
+		`pixgate_acquirer_requests_total{operation="cob_put",outcome="unavailable"} 1`,
+		`pixgate_acquirer_requests_total{operation="payout_get",outcome="not_found"} 1`,
+		`pixgate_acquirer_requests_total{operation="other",outcome="other"} 1`,
+		`pixgate_acquirer_request_duration_seconds_count{operation="cob_put"} 2`,
+		`pixgate_acquirer_request_duration_seconds_bucket{operation="token",le="0.025"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	for _, leak := range []string{"s3cr3t", "kk9sPqX2b7Yq3LmN0pQrStUvWxYz01"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("metrics carry %q", leak)
+		}
+	}
+}

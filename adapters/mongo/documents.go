@@ -159,6 +159,17 @@ type pixDoc struct {
 	Location string `bson:"location,omitempty"`
 	LocKey   string `bson:"locKey,omitempty"`
 	CobTxID  string `bson:"cobTxid,omitempty"`
+	// PSP is the charge the PSP made (its txid is CobTxID, and it has no location of
+	// pixgate's); absent when pixgate wrote the code itself.
+	PSP *pspChargeDoc `bson:"psp,omitempty"`
+}
+
+// pspChargeDoc is domain.PSPCharge.
+type pspChargeDoc struct {
+	LocationID int64     `bson:"locId"`
+	Location   string    `bson:"location"`
+	Revision   int       `bson:"revision"`
+	CreatedAt  time.Time `bson:"createdAt"`
 }
 
 // searchDoc holds normalised copies of what the list filters match and the stored fields do
@@ -444,6 +455,9 @@ func fromTransaction(t *domain.Transaction) txSnapshot {
 	if p := r.Pix; p != nil {
 		f.Pix = &pixDoc{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt,
 			Location: p.Location.ID, LocKey: locKey(p.Location.ID), CobTxID: p.Location.CobTxID}
+		if c := p.PSP; !c.IsZero() {
+			f.Pix.PSP = &pspChargeDoc{LocationID: c.LocationID, Location: c.Location, Revision: c.Revision, CreatedAt: c.CreatedAt}
+		}
 	}
 	return txSnapshot{ID: r.ID, Fields: f}
 }
@@ -514,6 +528,9 @@ func (d *txSnapshot) toTransaction() (*domain.Transaction, error) {
 	if p := f.Pix; p != nil {
 		r.Pix = &domain.PixResponse{URI: p.URI, QRCodePNG: p.QRCodePNG, ExpiresAt: p.ExpiresAt.UTC(),
 			Location: domain.PixLocation{ID: p.Location, CobTxID: p.CobTxID}}
+		if c := p.PSP; c != nil {
+			r.Pix.PSP = domain.PSPCharge{LocationID: c.LocationID, Location: c.Location, Revision: c.Revision, CreatedAt: c.CreatedAt.UTC()}
+		}
 	}
 	if rf, ok := legacyRefund(r); ok {
 		r.Refunds = []domain.Refund{rf}

@@ -84,6 +84,34 @@ func TestATransactionSurvivesItsDocument(t *testing.T) {
 	}
 }
 
+func TestAChargeThePSPMadeSurvivesItsDocument(t *testing.T) {
+	order := domain.Order{Amount: 1000, PaymentMethod: domain.PaymentPIX, IsInfoProduct: true, ExpirationSeconds: 1800}
+	tx, err := domain.NewTransaction("0b0c9a52-8d1e-4b7a-9c2f-5e6d7a8b9c0d", "payment-token-documents-02", "acc-1", "APIPIX", order,
+		domain.Idempotency{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := t0.Add(-800 * time.Millisecond)
+	if err := tx.AttachPix(domain.PixResponse{URI: "000201", QRCodePNG: []byte("\x89PNG"), ExpiresAt: created.Add(1800 * time.Second),
+		Location: domain.PixLocation{CobTxID: "ABCDEFGHIJKLMNOPQRSTUVWXYZ234"},
+		PSP:      domain.PSPCharge{LocationID: 42, Location: "psp.example/qr/v2/abc", Revision: 1, CreatedAt: created}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	doc := fromTransaction(tx)
+	if doc.Fields.Pix.Location != "" || doc.Fields.Pix.LocKey != "" || doc.Fields.Pix.CobTxID != "ABCDEFGHIJKLMNOPQRSTUVWXYZ234" {
+		t.Fatalf("indexed fields %+v: the txid only, no location of pixgate's", doc.Fields.Pix)
+	}
+	var back txSnapshot
+	roundTrip(t, doc, &back)
+	got, err := back.toTransaction()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := tx.Record(); !reflect.DeepEqual(got.Record(), want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got.Record(), want)
+	}
+}
+
 func TestAWithdrawalSurvivesItsDocument(t *testing.T) {
 	key, _ := domain.NewPixKey(domain.PixKeyCPF, "123.456.789-09")
 	w, err := domain.NewWithdrawal("w-1", "acc-1", "SANDBOX", domain.Payout{Amount: 1000, Fee: 10, PixKey: key,

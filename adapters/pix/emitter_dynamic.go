@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
 )
 
 // A dynamic BR Code names no key and no amount: merchant account information (26) holds the
@@ -58,4 +59,20 @@ func (e *Emitter) emitDynamic() (domain.PixCode, error) {
 		return domain.PixCode{}, fmt.Errorf("pix: could not write the BR Code: %w", err)
 	}
 	return domain.PixCode{URI: uri, Location: loc}, nil
+}
+
+var _ ports.LocationCoder = (*Emitter)(nil)
+
+// CodeForLocation writes the dynamic code of a charge another party made and serves at
+// location (a PSP's payload location, without scheme), with this emitter's merchant name and
+// city: for a PSP whose answer holds no BR Code of its own.
+func (e *Emitter) CodeForLocation(location string) (string, error) {
+	p := e.base
+	p.Key = ""
+	p.URL = location
+	uri, err := p.Encode()
+	if err != nil {
+		return "", fmt.Errorf("pix: the payload location %q cannot be written in a BR Code: %w", location, err)
+	}
+	return uri, nil
 }

@@ -69,6 +69,7 @@ func (e *env) acqNotify(body any) response {
 type acqResult struct {
 	EndToEndID string `json:"endToEndId"`
 	TxID       string `json:"txid"`
+	IDEnvio    string `json:"idEnvio"`
 	Outcome    string `json:"outcome"`
 	Status     string `json:"status"`
 	Detail     string `json:"detail"`
@@ -531,7 +532,7 @@ func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
 	}
 	e2e := paid.EndToEndID
 	devolution := application.LateDevolutionID(e2e)
-	entry := acqPix(acqTxID(t, id), e2e)
+	entry := acqPix(e.pspTxID(id), e2e)
 	entry["valor"] = "10.01"
 	counted := func(t *testing.T) {
 		t.Helper()
@@ -569,7 +570,7 @@ func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
 
 	// The acquirer reports the devolution made, with the payment, as API Pix does; and sends
 	// that again.
-	back := acqPix(acqTxID(t, id), e2e)
+	back := acqPix(e.pspTxID(id), e2e)
 	back["valor"] = "10.01"
 	back["devolucoes"] = []any{acqDevolucaoOf(devolution, "10.01", "DEVOLVIDO")}
 	for i, want := range []string{"applied", "already_applied"} {
@@ -583,90 +584,6 @@ func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
 			t.Fatalf("devolution callback %d: suspense is not back to zero:\n%s", i+1, report)
 		}
 	}
-}
-
-func TestAcquirerMalformedBodies422(t *testing.T) {
-	e := acqEnv(t, nil)
-	_, tok := e.account()
-	txid := acqTxID(t, e.lcCreate(tok))
-	entry := func(mut func(p map[string]any)) map[string]any {
-		p := acqPix(txid, acqE2E)
-		mut(p)
-		return map[string]any{"pix": []any{p}}
-	}
-	refund := func(mut func(d map[string]any)) map[string]any {
-		return entry(func(p map[string]any) {
-			d := acqDevolucao("DEVOLVIDO")
-			mut(d)
-			p["devolucoes"] = []any{d}
-		})
-	}
-	cases := []struct {
-		name string
-		body any
-		want []string
-	}{
-		{"no pix array", map[string]any{}, []string{"pix required"}},
-		{"pix that is an object", map[string]any{"pix": map[string]any{}}, []string{"pix invalid_type"}},
-		{"an entry that is null", map[string]any{"pix": []any{nil}}, []string{"pix[0] invalid_type"}},
-		{"valor as a JSON number", entry(func(p map[string]any) { p["valor"] = 10.0 }), []string{"pix[0].valor invalid_type"}},
-		{"valor with one decimal", entry(func(p map[string]any) { p["valor"] = "10.5" }), []string{"pix[0].valor invalid_format"}},
-		{"valor with a comma", entry(func(p map[string]any) { p["valor"] = "10,00" }), []string{"pix[0].valor invalid_format"}},
-		{"valor of zero", entry(func(p map[string]any) { p["valor"] = "0.00" }), []string{"pix[0].valor invalid_format"}},
-		{"valor negative", entry(func(p map[string]any) { p["valor"] = "-10.00" }), []string{"pix[0].valor invalid_format"}},
-		{"no valor", entry(func(p map[string]any) { delete(p, "valor") }), []string{"pix[0].valor required"}},
-		{"an endToEndId of 31 characters", entry(func(p map[string]any) { p["endToEndId"] = acqE2E[:31] }), []string{"pix[0].endToEndId invalid_format"}},
-		{"an endToEndId with a dash", entry(func(p map[string]any) { p["endToEndId"] = "E-" + acqE2E[2:] }), []string{"pix[0].endToEndId invalid_format"}},
-		{"no txid", entry(func(p map[string]any) { delete(p, "txid") }), []string{"pix[0].txid required"}},
-		{"a txid of 36 characters", entry(func(p map[string]any) { p["txid"] = strings.Repeat("a", 36) }), []string{"pix[0].txid invalid_format"}},
-		{"horario without an offset", entry(func(p map[string]any) { p["horario"] = "2026-11-22T11:19:32" }), []string{"pix[0].horario invalid_format"}},
-		{"no horario", entry(func(p map[string]any) { delete(p, "horario") }), []string{"pix[0].horario required"}},
-		{"an unknown field", entry(func(p map[string]any) { p["pagador"] = "x" }), []string{"pix[0].pagador unknown_field"}},
-		{"a refund with an unknown status", refund(func(d map[string]any) { d["status"] = "DONE" }), []string{"pix[0].devolucoes[0].status invalid_enum"}},
-		{"a refund without rtrId", refund(func(d map[string]any) { delete(d, "rtrId") }), []string{"pix[0].devolucoes[0].rtrId required"}},
-		{"a refund without its request time", refund(func(d map[string]any) { d["horario"] = map[string]any{} }), []string{"pix[0].devolucoes[0].horario.solicitacao required"}},
-		{"a refund of an unknown nature", refund(func(d map[string]any) { d["natureza"] = "OUTRA" }), []string{"pix[0].devolucoes[0].natureza invalid_enum"}},
-		{"a refund valor as a number", refund(func(d map[string]any) { d["valor"] = 10 }), []string{"pix[0].devolucoes[0].valor invalid_type"}},
-		{"every broken field at once", map[string]any{"pix": []any{map[string]any{"valor": "x"}}, "extra": 1},
-			[]string{"extra unknown_field", "pix[0].endToEndId required", "pix[0].horario required", "pix[0].txid required", "pix[0].valor invalid_format"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name+" answers 422 naming the field", func(t *testing.T) {
-			fields := problemOf(t, e.acqNotify(c.body), http.StatusUnprocessableEntity, "validation_failed")
-			if !slices.Equal(fields, c.want) {
-				t.Fatalf("errors = %v, want %v", fields, c.want)
-			}
-		})
-	}
-	for _, body := range []string{`{"pix": [`, `[]`, `"pix"`, ``} {
-		t.Run(fmt.Sprintf("%q answers 422 malformed_json", body), func(t *testing.T) {
-			problemOf(t, e.acqNotify(body), http.StatusUnprocessableEntity, "malformed_json")
-		})
-	}
-	t.Run("more than 1000 entries answer one too_long error, not one per entry", func(t *testing.T) {
-		body := `{"pix": [` + strings.TrimSuffix(strings.Repeat("1,", 1001), ",") + `]}`
-		fields := problemOf(t, e.acqNotify(body), http.StatusUnprocessableEntity, "validation_failed")
-		if !slices.Equal(fields, []string{"pix too_long"}) {
-			t.Fatalf("errors = %v", fields)
-		}
-	})
-	t.Run("1000 entries are accepted", func(t *testing.T) {
-		entries := make([]any, 1000)
-		for i := range entries {
-			entries[i] = acqPix("unknown", acqE2E)
-		}
-		if res := acqResults(t, e.acqNotify(map[string]any{"pix": entries})); len(res) != 1000 {
-			t.Fatalf("%d results", len(res))
-		}
-	})
-	t.Run("a valid entry beside a broken one is not applied either", func(t *testing.T) {
-		bad := acqPix(txid, acqE2E)
-		bad["valor"] = 1
-		problemOf(t, e.acqNotify(map[string]any{"pix": []any{acqPix(txid, acqE2E), bad}}), http.StatusUnprocessableEntity, "validation_failed")
-		if got := e.lcGet(tok, acqTransactionID(t, txid)).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
-			t.Fatalf("status = %v", got)
-		}
-	})
 }
 
 func acqTransactionID(t *testing.T, txid string) string {

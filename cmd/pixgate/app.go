@@ -39,7 +39,9 @@ type stores struct {
 	pinger       ports.Pinger
 	// instances registers the live instances sharing the store (the shared rate limits).
 	instances ports.InstanceRegistry
-	close     func(context.Context) error
+	// reconciliations is the reconciliation's shared state (reconcile.go).
+	reconciliations ports.Reconciliations
+	close           func(context.Context) error
 }
 
 func openStores(ctx context.Context, cfg Config) (stores, error) {
@@ -49,7 +51,7 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 		return stores{
 			accounts: memory.NewAccounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
 			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, instances: memory.NewInstances(),
-			close: func(context.Context) error { return nil },
+			reconciliations: memory.NewReconciliations(), close: func(context.Context) error { return nil },
 		}, nil
 	case "mongo":
 		s, err := mongo.Open(ctx, mongo.Config{URI: cfg.MongoURI, Database: cfg.MongoDatabase,
@@ -59,7 +61,8 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 		}
 		return stores{
 			accounts: s.Accounts(), transactions: s.Transactions(), withdrawals: s.Withdrawals(),
-			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, instances: s.Instances(), close: s.Close,
+			ledger: s.Ledger(), outbox: s.Outbox(), pinger: s, instances: s.Instances(),
+			reconciliations: s.Reconciliations(), close: s.Close,
 		}, nil
 	}
 	return stores{}, fmt.Errorf("PIXGATE_STORE: store %q is not built in", cfg.Store)
@@ -139,10 +142,23 @@ type app struct {
 	onWebhookAttempt func(domain.Event, ports.Attempt, ports.DeliveryStatus)
 	// webhookOptions are the sender's options beyond the configuration.
 	webhookOptions webhook.Options
+	// expirer fails charges that expired unpaid; with a reconciliation, once it covered them.
+	expirer *application.ExpireTransactions
+	// receivedPix lists what the acquirer received, for reconciliation (nil: none; a test
+	// may hand one in).
+	receivedPix ports.ReceivedPixLister
+	// reconcile is the reconciliation job (nil when off); tests run it with RunOnce.
+	reconcile *application.ReconcileWithAcquirer
+	// notifications applies the acquirer's callbacks and what reconciliation lists (nil
+	// when neither exists).
+	notifications *application.ApplyPixNotifications
 	// jobs run in the background while the server serves, each on its pace, and workers run
 	// beside them until shutdown (scheduler.go).
 	jobs    []job
 	workers []worker
+	// callback is the PSP's mutual-TLS callback listener; nil without
+	// PIXGATE_ACQUIRER_CALLBACK_ADDR (wire_callback.go).
+	callback *callbackListener
 	// pixLocationCache bounds the signed answers the location route keeps (0: the default;
 	// a benchmark sets 1 to time the fetch that must sign).
 	pixLocationCache int
@@ -203,14 +219,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	a.acquirer = newAcquirer(cfg, a.clock, a.psp)
 	a.devolutions = a.newDevolutions()
 
-	expirer := application.NewExpireTransactions(st.transactions, a.clock)
-	a.jobs = append(a.jobs, job{name: "expiring transactions", pace: application.Pace{Interval: expiryEvery, Bound: expiryBound}, run: expirer.RunOnce},
+	a.expirer = application.NewExpireTransactions(st.transactions, a.clock)
+	a.jobs = append(a.jobs, job{name: "expiring transactions", pace: application.Pace{Interval: expiryEvery, Bound: expiryBound}, run: a.expirer.RunOnce},
 		// The first run, at start, finishes what a crash left half done.
 		job{name: recoverJobName, pace: application.Pace{Interval: recoverEvery, Bound: recoverBound}, run: st.ledger.Recover})
 
 	deps := httpapi.Deps{
 		Authenticator:     application.NewCachedAuthenticate(a.verifier, st.accounts, a.authCache),
-		CreateTransaction: application.NewCreateTransaction(st.transactions, a.emitter, a.metrics.QRRenderer(a.renderer), a.ids, a.tokens, a.clock),
+		CreateTransaction: a.newCreateTransaction(),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.devolutions, a.ids, a.clock, a.reportRefund),
@@ -224,7 +240,8 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	if cfg.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()
 	}
-	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation, a.wireRateShare}
+	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation, a.wireRateShare,
+		a.wireReconcile, a.wireAcquirerWebhook}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
 			return nil, err
@@ -232,7 +249,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	}
 	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
 		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
-	a.metrics.KnownRoutes(a.server.RouteNames()...) // no other route name becomes a label value
+	routes := a.server.RouteNames()
+	if a.callback != nil {
+		routes = append(routes, a.callback.server.RouteNames()...)
+	}
+	a.metrics.KnownRoutes(routes...) // no other route name becomes a label value
 	return a, nil
 }
 

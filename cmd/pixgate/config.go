@@ -84,6 +84,12 @@ type Config struct {
 	Payout PayoutConfig
 	// Devolutions (config_devolutions.go).
 	Devolution DevolutionConfig
+
+	// Reconcile is how often the acquirer's received PIX are reconciled; 0: never
+	// (reconcile.go).
+	Reconcile time.Duration
+	// The PSP's callbacks and webhook registration (config_callback.go).
+	Callback CallbackConfig
 }
 
 // setting is one PIXGATE_* variable: its default, what it does, and how it is read.
@@ -102,6 +108,8 @@ func settings() []setting {
 		acquirerSettings(),
 		payoutSettings(),
 		devolutionSettings(),
+		reconcileSettings(),
+		callbackSettings(),
 	)
 }
 
@@ -370,6 +378,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if err := pixLocationConfig(c); err != nil {
+		return Config{}, err
+	}
+	if err := callbackConfig(&c); err != nil {
 		return Config{}, err
 	}
 	if c.UpstreamToken != "" || c.UpstreamJWKS != "" {

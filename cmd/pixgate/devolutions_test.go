@@ -146,8 +146,8 @@ func TestWithAnAcquirerAPIARefundIsAskedForAndSettledByItsAnswer(t *testing.T) {
 	e.dvVerify()
 }
 
-// dvPaidAt creates a charge of 10.00 and pays it with a PIX the PSP p settled, through the
-// acquirer's callback; it returns the transaction id, its txid and the payment's end-to-end id.
+// dvPaidAt creates a charge of 10.00 at the PSP p and pays it with a PIX the PSP settled,
+// through the acquirer's callback; it returns the transaction id, its txid and the payment's end-to-end id.
 func (e *env) dvPaidAt(tok string, p *psptest.PSP) (id, txid, e2e string) {
 	e.t.Helper()
 	r := e.do("POST", "/transaction", tok, minimalTransaction())
@@ -155,15 +155,11 @@ func (e *env) dvPaidAt(tok string, p *psptest.PSP) (id, txid, e2e string) {
 		e.t.Fatalf("creating: %d %s", r.status, r.body)
 	}
 	id = r.json(e.t)["id"].(string)
-	txid = acqTxID(e.t, id)
-	paid, err := p.Pay("", psptest.Payment{Valor: "10.00"})
-	if err != nil {
-		e.t.Fatal(err)
+	paid, outcome := e.pspPay(p, id)
+	if outcome != "applied" {
+		e.t.Fatalf("payment: %s", outcome)
 	}
-	if res := acqResults(e.t, e.acqNotify(map[string]any{"pix": []any{acqPix(txid, paid.EndToEndID)}})); res[0].Outcome != "applied" {
-		e.t.Fatalf("payment: %+v", res)
-	}
-	return id, txid, paid.EndToEndID
+	return id, paid.TxID, paid.EndToEndID
 }
 
 // dvLogLine returns the last JSON log line whose message starts with msg.

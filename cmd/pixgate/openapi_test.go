@@ -558,8 +558,19 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 	}}}
 	c.send(c.request("POST", "/acquirer/pix", strings.Repeat("s", 32), callback), http.StatusOK, true)
 	c.send(c.request("POST", "/acquirer/pix", "wrong", callback), http.StatusUnauthorized, true)
-	c.send(c.request("POST", "/acquirer/pix", strings.Repeat("s", 32), map[string]any{"pix": []any{map[string]any{"txid": "x"}}}),
-		http.StatusUnprocessableEntity, false)
+	// A malformed entry is answered (invalid) with the others; only a body without pix is refused.
+	if res := acqResults(t, c.send(c.request("POST", "/acquirer/pix", strings.Repeat("s", 32), map[string]any{"pix": []any{map[string]any{"txid": "x"}}}),
+		http.StatusOK, false)); res[0].Outcome != "invalid" {
+		t.Errorf("a malformed entry: %+v, want invalid", res)
+	}
+	c.send(c.request("POST", "/acquirer/pix", strings.Repeat("s", 32), map[string]any{"pixes": []any{}}), http.StatusUnprocessableEntity, false)
+	vendor := map[string]any{"pix": []any{map[string]any{
+		"endToEndId": "E00000000202611221119abcdefghijy", "valor": "10.00", "horario": "2026-11-22T11:19:32.123Z",
+		"gnExtras": map[string]any{"tarifa": "0.00"},
+	}}, "versao": 1}
+	if res := acqResults(t, c.ok("POST", "/acquirer/pix", strings.Repeat("s", 32), vendor, http.StatusOK)); res[0].Outcome != "unknown_txid" {
+		t.Errorf("a PIX without txid, with a vendor's members: %+v, want unknown_txid", res)
+	}
 	invalidTime := map[string]any{"pix": []any{map[string]any{
 		"endToEndId": "E00000000202611221119abcdefghijz", "txid": acqTxID(t, tx), "valor": "10.00", "horario": "2000-01-01T00:00:00Z",
 	}}}

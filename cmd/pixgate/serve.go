@@ -62,6 +62,13 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		}
 		defer metricsLn.Close()
 	}
+	var callbackLn net.Listener
+	if a.callback != nil {
+		if callbackLn, err = net.Listen("tcp", cfg.Callback.Addr); err != nil {
+			return fmt.Errorf("%s: %w", envCallbackAddr, err)
+		}
+		defer callbackLn.Close()
+	}
 	if err := a.seed(ctx, stdout); err != nil {
 		return err
 	}
@@ -71,21 +78,19 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		go func() { _ = metricsSrv.Serve(metricsLn) }()
 		defer metricsSrv.Close()
 	}
-	srv := &http.Server{
-		Handler:           a.server.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := boundedServer(a.server.Handler(), log)
 
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	waitBackground := a.startBackground(background, log)
 
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
+	var callbackSrv *http.Server
+	if callbackLn != nil {
+		callbackSrv = a.callback.httpServer(log)
+		go func() { served <- fmt.Errorf("%s: %w", envCallbackAddr, callbackSrv.ServeTLS(callbackLn, "", "")) }()
+		log.Info("acquirer callbacks served with mutual TLS", slog.String("addr", callbackLn.Addr().String()))
+	}
 	log.Info("pixgate serving", slog.String("addr", ln.Addr().String()), slog.String("store", cfg.Store), slog.Bool("sandbox", cfg.Sandbox))
 	if listening != nil {
 		listening(ln.Addr().String())
@@ -93,6 +98,10 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 
 	select {
 	case err := <-served:
+		if callbackSrv != nil {
+			_ = callbackSrv.Close()
+		}
+		_ = srv.Close()
 		stopBackground()
 		waitBackground()
 		return err
@@ -101,7 +110,13 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	log.Info("shutting down: finishing requests in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	callbackDone := make(chan error, 1)
+	if callbackSrv != nil {
+		go func() { callbackDone <- callbackSrv.Shutdown(shutdownCtx) }()
+	} else {
+		callbackDone <- nil
+	}
+	err = errors.Join(srv.Shutdown(shutdownCtx), <-callbackDone)
 	stopBackground()
 	waitBackground()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -56,6 +56,7 @@ func (a *app) newPayouts() (*payoutWiring, error) {
 			APIURL: p.APIURL, TokenURL: p.TokenURL, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
 			Scopes: p.Scopes, TokenRequest: psp.TokenRequest(p.TokenRequest),
 			CertFile: p.CertFile, KeyFile: p.KeyFile, P12File: p.P12File, P12Password: p.P12Password,
+			Observe: a.countPSPCall,
 		}
 		if p.CAFile != "" {
 			transport.CAFiles = []string{p.CAFile}

@@ -43,9 +43,10 @@ func pixLocationConfig(c Config) error {
 
 // wirePixLocation builds the payload locations of dynamic charges, when pixgate has a public
 // address: the signer with its own key (never the token key), the use case that answers
-// GET /pix/qr/{locationId}, and its per-address rate limit.
+// GET /pix/qr/{locationId}, and its per-address rate limit. With a PSP, which serves the
+// locations of the charges it makes, pixgate serves none.
 func (a *app) wirePixLocation(deps *httpapi.Deps) error {
-	if a.cfg.PublicURL == "" {
+	if a.cfg.PublicURL == "" || a.psp != nil {
 		return nil
 	}
 	var key *rsa.PrivateKey

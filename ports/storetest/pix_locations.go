@@ -97,6 +97,39 @@ func TestPixLocations(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("a charge the PSP made keeps its location, revision and creation, and is found by its txid only", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		account := domain.NewID()
+		first := createAtPSP(t, s, account, rand.Text())
+		second := createAtPSP(t, s, account, rand.Text()) // no location of pixgate's: no collision on it
+		want := first.Pix()
+		for name, find := range map[string]func() (*domain.Transaction, error){
+			"Get":           func() (*domain.Transaction, error) { return s.Transactions.Get(ctx, account, first.ID()) },
+			"FindByCobTxID": func() (*domain.Transaction, error) { return s.Transactions.FindByCobTxID(ctx, want.Location.CobTxID) },
+		} {
+			got, err := find()
+			if err != nil || got.ID() != first.ID() {
+				t.Errorf("%s = %v, %v; want %s", name, got, err, first.ID())
+				continue
+			}
+			c, ok := got.PSPCharge()
+			if !ok || c != want.PSP || got.Pix().Location != want.Location || got.Pix().ExpiresAt != want.ExpiresAt {
+				t.Errorf("%s: read back %+v, want %+v", name, got.Pix(), want)
+			}
+			if _, dynamic := got.Cob(minutes(1)); dynamic {
+				t.Errorf("%s: pixgate would serve a location for a charge the PSP serves", name)
+			}
+		}
+		if got, err := s.Transactions.FindByPixLocation(ctx, ""); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("FindByPixLocation(\"\") = %v, %v; want ErrNotFound", got, err)
+		}
+		again := buildAtPSP(t, domain.NewID(), second.Pix().Location.CobTxID)
+		if err := s.Transactions.Create(ctx, again); !errors.Is(err, ports.ErrDuplicate) {
+			t.Errorf("a second charge under the txid %s: %v, want ErrDuplicate", second.Pix().Location.CobTxID, err)
+		}
+	})
+
 	t.Run("transactions without a location never collide on it", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
@@ -131,6 +164,30 @@ func buildDynamic(t *testing.T, account string, loc domain.PixLocation) *domain.
 func createDynamic(t *testing.T, s Stores, account string, loc domain.PixLocation) *domain.Transaction {
 	t.Helper()
 	tx := buildDynamic(t, account, loc)
+	mustCreateTransaction(t, s, tx)
+	return tx
+}
+
+// buildAtPSP makes a transaction of account awaiting payment of a charge its PSP made under
+// txid, created by the PSP's clock a little before pixgate's.
+func buildAtPSP(t *testing.T, account, txid string) *domain.Transaction {
+	t.Helper()
+	tx := buildTransaction(t, txSpec{account: account, status: domain.TxPending})
+	pix := pixFor(tx)
+	created := tx.CreatedAt().Add(-1500 * time.Millisecond)
+	pix.URI = "00020101021226830014br.gov.bcb.pix2561psp.example/qr/v2/" + txid
+	pix.Location = domain.PixLocation{CobTxID: txid}
+	pix.PSP = domain.PSPCharge{LocationID: 7, Location: "psp.example/qr/v2/" + txid, Revision: 0, CreatedAt: created}
+	pix.ExpiresAt = created.Add(30 * time.Minute)
+	if err := tx.AttachPix(pix, tx.CreatedAt().Add(time.Second)); err != nil {
+		t.Fatalf("AttachPix: %v", err)
+	}
+	return tx
+}
+
+func createAtPSP(t *testing.T, s Stores, account, txid string) *domain.Transaction {
+	t.Helper()
+	tx := buildAtPSP(t, account, txid)
 	mustCreateTransaction(t, s, tx)
 	return tx
 }

@@ -46,3 +46,12 @@ func instance(s *pixmongo.Store) storetest.Instance {
 		Accounts: s.Accounts(),
 	}
 }
+
+// TestReconciliations races two instances of the adapter on one database for the
+// reconciliation: on FerretDB one holds it at a time through the write claims.
+func TestReconciliations(t *testing.T) {
+	storetest.TestReconciliations(t, func(t *testing.T) (a, b ports.Reconciliations) {
+		s1, s2 := twoInstances(t, nil)
+		return s1.Reconciliations(), s2.Reconciliations()
+	})
+}

@@ -152,12 +152,12 @@ func TestASlowPSPTimesOut(t *testing.T) {
 
 func TestTokensAreRenewedAsTheyExpire(t *testing.T) {
 	t.Parallel()
-	p := psptest.New(t, psptest.Config{TokenLifetime: time.Second})
+	p := psptest.New(t, psptest.Config{TokenLifetime: 2 * time.Second})
 	c := newClient(t, p, nil)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for p.Requests(psptest.OpToken) < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("no second token in 10 s (%d token requests)", p.Requests(psptest.OpToken))
+			t.Fatalf("no second token in 15 s (%d token requests)", p.Requests(psptest.OpToken))
 		}
 		e2e := paidPix(t, p, c, "1.00")
 		if _, err := c.RequestDevolution(context.Background(), ports.Devolution{EndToEndID: e2e, ID: "r1", Amount: 100}); err != nil {

@@ -24,13 +24,18 @@ type Payment struct {
 	InfoPagador string
 	// Horario is when the PSP settled it; zero means the fake's clock now.
 	Horario time.Time
+	// StaticTxID, for a PIX without a cob (txid ""), is the txid the payer's app read from a
+	// static BR Code (its field 62-05): the PIX is listed with it and, as a PIX with a txid,
+	// notified.
+	StaticTxID string
 }
 
 // Pay settles a PIX paying the cob txid, which must be ATIVA and not expired at the payment's
 // horario: the cob becomes CONCLUIDA, the PIX gets its endToEndId, and the callback is
 // delivered to the key's webhook (as Callbacks say) before Pay returns. An empty txid is a PIX
 // sent to the key without a charge (pay.Valor then required): it is listed, and not notified,
-// as the specification notifies only PIX with a txid.
+// as the specification notifies only PIX with a txid, unless it came from a static code that
+// named one (pay.StaticTxID).
 func (p *PSP) Pay(txid string, pay Payment) (Pix, error) {
 	at := pay.Horario
 	if at.IsZero() {
@@ -66,6 +71,13 @@ func (p *PSP) Pay(txid string, pay Payment) (Pix, error) {
 	}
 	if cob != nil {
 		cob.Status = CobDone
+	}
+	if cob == nil && pay.StaticTxID != "" {
+		if !alnum(pay.StaticTxID, 1, 35) {
+			p.mu.Unlock()
+			return Pix{}, fmt.Errorf("psptest: %q is no txid", pay.StaticTxID)
+		}
+		txid = pay.StaticTxID
 	}
 	rec := &pixRecord{at: at, pix: Pix{
 		EndToEndID:       endToEnd("E", at),
