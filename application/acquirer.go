@@ -95,9 +95,10 @@ type NotificationOutcome string
 //     status.
 //
 // Money that pays no charge (late_payment_refunded, amount_mismatch) enters suspense once and
-// its devolution is asked for once, by the delivery that stored its arrival: the acquirer's
-// retries, and the later callback that reports the devolution, answer the same outcome and ask
-// nothing more.
+// its devolution is recorded once, when its claim is marked late, and sent by the devolution
+// outbox (SendDevolutions), whose first step the delivery that stored the arrival takes at
+// once: the acquirer's retries, and the later callback that reports the devolution, answer the
+// same outcome and ask nothing more.
 //
 // Devolutions (each `devolucoes` element, matched by its id: a refund's id, or the devolution
 // pixgate asked for a late payment):
@@ -187,25 +188,26 @@ type LatePayment struct {
 // stored transaction, whether the move was already made. Concurrent deliveries of one
 // notification therefore make one transition, one event and one set of entries.
 type ApplyPixNotifications struct {
-	repo     ports.TransactionRepository
-	ledger   ports.Ledger
-	acquirer ports.Acquirer
-	txids    ports.TxIDDecoder
-	clock    ports.Clock
-	fee      domain.FeePolicy
-	receiver *domain.AccountHolder
-	late     func(LatePayment)
+	repo        ports.TransactionRepository
+	ledger      ports.Ledger
+	devolutions *SendDevolutions
+	txids       ports.TxIDDecoder
+	clock       ports.Clock
+	fee         domain.FeePolicy
+	receiver    *domain.AccountHolder
+	late        func(LatePayment)
 }
 
-// NewApplyPixNotifications builds the use case. receiver, the gateway's receiving account
-// recorded on each payment, may be nil when it is not known. late is told of every payment
-// that paid no charge, once (for a metric and a log line).
-func NewApplyPixNotifications(repo ports.TransactionRepository, ledger ports.Ledger, acquirer ports.Acquirer, txids ports.TxIDDecoder, clock ports.Clock, fee domain.FeePolicy, receiver *domain.AccountHolder, late func(LatePayment)) *ApplyPixNotifications {
-	requirePorts("NewApplyPixNotifications", repo, ledger, acquirer, txids, clock)
+// NewApplyPixNotifications builds the use case. devolutions sends the devolutions of
+// payments that paid no charge. receiver, the gateway's receiving account recorded on each
+// payment, may be nil when it is not known. late is told of every payment that paid no charge,
+// once (for a metric and a log line).
+func NewApplyPixNotifications(repo ports.TransactionRepository, ledger ports.Ledger, devolutions *SendDevolutions, txids ports.TxIDDecoder, clock ports.Clock, fee domain.FeePolicy, receiver *domain.AccountHolder, late func(LatePayment)) *ApplyPixNotifications {
+	requirePorts("NewApplyPixNotifications", repo, ledger, devolutions, txids, clock)
 	if late == nil {
 		panic("application.NewApplyPixNotifications: late is required")
 	}
-	return &ApplyPixNotifications{repo: repo, ledger: ledger, acquirer: acquirer, txids: txids, clock: clock,
+	return &ApplyPixNotifications{repo: repo, ledger: ledger, devolutions: devolutions, txids: txids, clock: clock,
 		fee: fee, receiver: receiver, late: late}
 }
 
@@ -389,14 +391,15 @@ func LateDevolutionID(endToEndID string) string {
 	return "L" + hex.EncodeToString(sum[:])[:34]
 }
 
-// latePayment handles a payment that paid no charge (claim, marked late here): its money is
-// recorded in suspense and, by the one delivery that stores that arrival (the ledger stores a
-// posting once and says which call did), its full devolution is asked of the acquirer and
-// operators are told. Retries and concurrent deliveries find the arrival stored and ask
-// nothing: a devolution is asked for at most once, even when a crash comes between the
-// arrival and the request (the money then waits in suspense, where ledger verify shows it).
+// latePayment handles a payment that paid no charge (claim): the claim is marked late, which
+// records its full devolution to the payer, due at once, before anything is sent; its money is
+// recorded in suspense; and, by the one delivery that stores that arrival (the ledger stores a
+// posting once and says which call did), the devolution outbox takes its first step at once
+// and operators are told. Retries and concurrent deliveries find the arrival stored and ask
+// nothing; the outbox sends the devolution until the acquirer answers, even after a crash
+// between the arrival and the first step.
 func (uc *ApplyPixNotifications) latePayment(ctx context.Context, claim ports.PaymentClaim, t *domain.Transaction) (NotificationOutcome, string, error) {
-	if err := uc.ledger.MarkLate(ctx, claim.EndToEndID); err != nil {
+	if err := uc.ledger.MarkLate(ctx, claim.EndToEndID, uc.clock.Now()); err != nil {
 		return "", "", err
 	}
 	arrive, _ := domain.LatePaymentPostings(claim.EndToEndID, t.ID(), claim.Amount)
@@ -406,19 +409,14 @@ func (uc *ApplyPixNotifications) latePayment(ctx context.Context, claim ports.Pa
 		return "", "", err
 	}
 	outcome, why := lateReason(claim, t)
-	d := ports.Devolution{EndToEndID: claim.EndToEndID, ID: LateDevolutionID(claim.EndToEndID), Amount: claim.Amount,
-		Reason: "payment for a charge that was not awaiting it", Kind: ports.DevolutionLatePayment}
-	if outcome == OutcomeAmountMismatch {
-		d.Reason = "payment of another amount than the charge's"
-	}
+	claim.TransactionID = t.ID()
+	d := LateDevolution(claim)
 	if stored == 1 {
-		res, err := uc.acquirer.RequestDevolution(ctx, d)
-		uc.late(LatePayment{Claim: claim, Outcome: outcome, Devolution: d, Result: res, Err: err})
-		if err == nil && res.Status == ports.DevolutionReturned {
-			if _, err := uc.returned(ctx, claim); err != nil {
-				return "", "", err
-			}
+		a, err := uc.devolutions.Late(ctx, claim.EndToEndID)
+		if err != nil {
+			return "", "", err
 		}
+		uc.late(LatePayment{Claim: claim, Outcome: outcome, Devolution: d, Result: a.Result, Err: a.Err})
 	}
 	return outcome, fmt.Sprintf("%s: devolution %s requested", why, d.ID), nil
 }

@@ -16,7 +16,7 @@ import (
 
 // acquirer is the acquirer's side of an lcWorld.
 func (w *lcWorld) acquirer() *application.ApplyPixNotifications {
-	return application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, fakeTxIDs{}, w.clock, w.fee, &w.receiver,
+	return application.NewApplyPixNotifications(w.repo, w.ledger, w.devolutions, fakeTxIDs{}, w.clock, w.fee, &w.receiver,
 		func(l application.LatePayment) { w.late = append(w.late, l) })
 }
 
@@ -510,7 +510,7 @@ func TestAcquirerConcurrentDeliveriesOfMoneyForNoChargeAskOnce(t *testing.T) {
 			id := c.setup(t, w)
 			var mu sync.Mutex
 			var told []application.LatePayment
-			uc := application.NewApplyPixNotifications(w.repo, w.ledger, w.devolver, fakeTxIDs{}, w.clock, w.fee, &w.receiver,
+			uc := application.NewApplyPixNotifications(w.repo, w.ledger, w.devolutions, fakeTxIDs{}, w.clock, w.fee, &w.receiver,
 				func(l application.LatePayment) { mu.Lock(); told = append(told, l); mu.Unlock() })
 			const senders = 16
 			outcomes := make([]application.NotificationOutcome, senders)

@@ -608,6 +608,21 @@ func (r *fakeTransactions) ListExpired(_ context.Context, now time.Time, limit i
 	return out[:min(limit, len(out))], nil
 }
 
+func (r *fakeTransactions) ListDevolutionsDue(_ context.Context, until time.Time, limit int) ([]*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Transaction
+	for _, rec := range r.records {
+		if t := r.out(rec); t.DevolutionDue() != nil && !t.DevolutionDue().After(until) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b *domain.Transaction) int {
+		return cmp.Or(a.DevolutionDue().Compare(*b.DevolutionDue()), cmp.Compare(a.ID(), b.ID()))
+	})
+	return out[:min(limit, len(out))], nil
+}
+
 func (r *fakeTransactions) ListByStatus(_ context.Context, status domain.TransactionStatus, until time.Time, limit int) ([]*domain.Transaction, error) {
 	r.mu.Lock()
 	var out []*domain.Transaction
@@ -806,16 +821,49 @@ func (l *fakeLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (port
 	return c, nil
 }
 
-func (l *fakeLedger) MarkLate(_ context.Context, e2e string) error {
+func (l *fakeLedger) MarkLate(_ context.Context, e2e string, due time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, ok := l.claims[e2e]
 	if !ok {
 		return domain.ErrNotFound
 	}
-	c.Late = true
+	if !c.Late {
+		c.Late, c.Devolution = true, domain.NewDevolutionDispatch(due)
+	}
 	l.claims[e2e] = c
 	return nil
+}
+
+func (l *fakeLedger) UpdateLateDevolution(_ context.Context, e2e string, fn func(*ports.PaymentClaim) error) (ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.claims[e2e]
+	if !ok {
+		return ports.PaymentClaim{}, domain.ErrNotFound
+	}
+	working := c
+	if err := fn(&working); err != nil {
+		return ports.PaymentClaim{}, err
+	}
+	c.Devolution = working.Devolution
+	l.claims[e2e] = c
+	return c, nil
+}
+
+func (l *fakeLedger) LateDevolutionsDue(_ context.Context, until time.Time, limit int) ([]ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []ports.PaymentClaim{}
+	for _, c := range l.claims {
+		if c.Late && c.Devolution.Due != nil && !c.Devolution.Due.After(until) {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {
+		return cmp.Or(a.Devolution.Due.Compare(*b.Devolution.Due), cmp.Compare(a.EndToEndID, b.EndToEndID))
+	})
+	return out[:min(limit, len(out))], nil
 }
 
 func (l *fakeLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error) {
@@ -1025,6 +1073,24 @@ func (a *fakeAcquirer) RequestDevolution(_ context.Context, d ports.Devolution) 
 		return ports.DevolutionResult{Status: ports.DevolutionInProgress}, a.err
 	}
 	return a.answer, a.err
+}
+
+// Devolution reads back what was asked: the answer, once asked; ErrDevolutionNotFound before.
+func (a *fakeAcquirer) Devolution(_ context.Context, e2e, id string) (ports.DevolutionResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, d := range a.asked {
+		if d.EndToEndID == e2e && d.ID == id && a.err == nil {
+			if a.answer.Status == "" {
+				return ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil
+			}
+			return a.answer, nil
+		}
+	}
+	if a.err != nil {
+		return ports.DevolutionResult{}, a.err
+	}
+	return ports.DevolutionResult{}, ports.ErrDevolutionNotFound
 }
 
 // fakeRandom is a random source that always draws the same number.

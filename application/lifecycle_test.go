@@ -20,6 +20,12 @@ var lcStart = time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC)
 
 const lcSettle = 2 * time.Second
 
+// lcDevolutionCheck and lcDevolutionClaim tune the devolution outbox of an lcWorld.
+const (
+	lcDevolutionCheck = 5 * time.Minute
+	lcDevolutionClaim = application.ClaimMargin + 40*time.Second
+)
+
 var (
 	lcPaymentE2E = regexp.MustCompile(`^E99999999\d{12}[A-Za-z0-9]{11}$`)
 	lcRefundE2E  = regexp.MustCompile(`^D99999999\d{12}[A-Za-z0-9]{11}$`)
@@ -36,7 +42,11 @@ type lcWorld struct {
 	receiver domain.AccountHolder
 	ledger   *fakeLedger
 	devolver *fakeAcquirer
-	late     []application.LatePayment
+	// devolutions is the outbox over devolver; reports what it told operators.
+	devolutions *application.SendDevolutions
+	reportsMu   sync.Mutex
+	reports     []application.DevolutionReport
+	late        []application.LatePayment
 
 	create *application.CreateTransaction
 	refund *application.RefundTransaction
@@ -63,8 +73,15 @@ func newLcWorld(t testing.TB) *lcWorld {
 		receiver: receiver,
 		ledger:   newFakeLedger(clock), devolver: &fakeAcquirer{},
 	}
+	w.devolutions = application.NewSendDevolutions(w.repo, w.ledger, w.devolver, w.clock,
+		application.DevolutionSettings{CheckEvery: lcDevolutionCheck, Claim: lcDevolutionClaim},
+		func(r application.DevolutionReport) {
+			w.reportsMu.Lock()
+			w.reports = append(w.reports, r)
+			w.reportsMu.Unlock()
+		})
 	w.create = application.NewCreateTransaction(w.repo, w.emitter, fakeRenderer{}, &fakeIDs{}, &fakeCapabilities{}, w.clock)
-	w.refund = application.NewRefundTransaction(w.repo, w.devolver, &fakeIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
+	w.refund = application.NewRefundTransaction(w.repo, w.devolutions, &fakeIDs{}, w.clock, func(err error) { t.Logf("refund: %v", err) })
 	w.expire = application.NewExpireTransactions(w.repo, w.clock)
 	steer := sandbox.NewTransactionSteering(w.repo, w.clock, w.fee, receiver)
 	w.pay, w.open, w.accept, w.reject, w.fail = steer.PayTransaction, steer.OpenDispute, steer.AcceptDispute, steer.RejectDispute, steer.FailRefund
@@ -638,6 +655,8 @@ func TestParsePixKeyFindsTheKeyType(t *testing.T) {
 
 func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
 	repo, clock := newFakeTransactions(), newFakeClock(lcStart)
+	outbox := application.NewSendDevolutions(repo, newFakeLedger(clock), &fakeAcquirer{}, clock,
+		application.DevolutionSettings{CheckEvery: time.Minute, Claim: time.Minute}, func(application.DevolutionReport) {})
 	for name, build := range map[string]func(){
 		"steering without a repository": func() { sandbox.NewTransactionSteering(nil, clock, domain.FeePolicy{}, domain.AccountHolder{}) },
 		"steering without a clock":      func() { sandbox.NewTransactionSteering(repo, nil, domain.FeePolicy{}, domain.AccountHolder{}) },
@@ -647,16 +666,16 @@ func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
 		"settle without a clock":     func() { sandbox.NewSettleTransactions(repo, nil, "SANDBOX", 0) },
 		"settle without an acquirer": func() { sandbox.NewSettleTransactions(repo, clock, "", 0) },
 		"notifications without a decoder": func() {
-			application.NewApplyPixNotifications(repo, newFakeLedger(clock), &fakeAcquirer{}, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, newFakeLedger(clock), outbox, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a clock": func() {
-			application.NewApplyPixNotifications(repo, newFakeLedger(clock), &fakeAcquirer{}, fakeTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, newFakeLedger(clock), outbox, fakeTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a repository": func() {
-			application.NewApplyPixNotifications(nil, newFakeLedger(clock), &fakeAcquirer{}, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(nil, newFakeLedger(clock), outbox, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a ledger": func() {
-			application.NewApplyPixNotifications(repo, nil, &fakeAcquirer{}, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, nil, outbox, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 	} {
 		t.Run(name+" panics", func(t *testing.T) {

@@ -60,17 +60,22 @@ func TestRefundSettledAtOnceByTheAcquirer(t *testing.T) {
 	}
 }
 
-func TestRefundAcquirerFailureLeavesTheRefundProcessing(t *testing.T) {
+func TestRefundAcquirerFailureLeavesTheRefundProcessingAndItsDevolutionDue(t *testing.T) {
 	w := newLcWorld(t)
 	w.devolver.err = errors.New("acquirer down")
 	var reported []error
-	refund := application.NewRefundTransaction(w.repo, w.devolver, &fakeIDs{}, w.clock, func(err error) { reported = append(reported, err) })
+	refund := application.NewRefundTransaction(w.repo, w.devolutions, &fakeIDs{}, w.clock, func(err error) { reported = append(reported, err) })
 	id := w.reach(t, domain.TxPaid)
 	if _, err := refund.Execute(context.Background(), w.merchant, id, application.RefundInput{}); err != nil {
-		t.Fatalf("the refund failed with the acquirer: %v; it is stored and settles by callback", err)
+		t.Fatalf("the refund failed with the acquirer: %v; it is stored and its devolution sent by the outbox", err)
 	}
-	if got := w.repo.stored(id).Status(); got != domain.TxProcessingRefund || len(reported) != 1 {
-		t.Fatalf("stored %s, %d reports; want PROCESSING_REFUND and the failure reported", got, len(reported))
+	stored := w.repo.stored(id)
+	r, _ := stored.RefundInProgress()
+	if stored.Status() != domain.TxProcessingRefund || len(reported) != 0 || len(w.reports) != 1 || w.reports[0].Level != application.DevolutionWarn {
+		t.Fatalf("stored %s, %d store reports, outbox reports %+v; want PROCESSING_REFUND and the unknown outcome reported by the outbox", stored.Status(), len(reported), w.reports)
+	}
+	if r.Dispatch.Claims != 1 || r.Dispatch.Due == nil || !r.Dispatch.Due.After(w.clock.Now()) {
+		t.Fatalf("the devolution stands %+v; want claimed once and due again later", r.Dispatch)
 	}
 }
 

@@ -277,19 +277,21 @@ type RefundOutcome struct {
 // RefundTransaction refunds a paid transaction, in full or in part: PAID → PROCESSING_REFUND,
 // with the amount moved from the merchant's available balance to its blocked one in the same
 // atomic step as the status change (domain.ErrInsufficientBalance, nothing changed, when
-// available does not cover it). The refund's id goes to the acquirer as the devolution id; the
-// acquirer's answer, now or later through its callback, completes or fails it.
+// available does not cover it). The refund is stored with its devolution due: the devolution
+// outbox (SendDevolutions) sends it to the acquirer under the refund's id until the acquirer
+// answers, and takes its first step at once, within the request. The acquirer's answer, now,
+// from the outbox's read backs or through its callback, completes or fails it.
 //
 // The idempotency key is checked first: the same key with the same request answers the
 // transaction as it stood right after that refund was requested, whatever happened since
 // (Replayed); with another request, ErrIdempotencyKeyReused.
 type RefundTransaction struct {
-	repo     ports.TransactionRepository
-	request  *Transition[*domain.Transaction, *refundAttempt]
-	acquirer ports.Acquirer
-	ids      ports.IDGenerator
-	clock    ports.Clock
-	report   func(error)
+	repo        ports.TransactionRepository
+	request     *Transition[*domain.Transaction, *refundAttempt]
+	devolutions *SendDevolutions
+	ids         ports.IDGenerator
+	clock       ports.Clock
+	report      func(error)
 }
 
 // refundAttempt is one request of a refund inside the transition; replayed is set when the
@@ -301,10 +303,11 @@ type refundAttempt struct {
 	replayErr error
 }
 
-// NewRefundTransaction builds the use case. report receives the acquirer's failures, which do
-// not fail the request: the refund is stored and its outcome comes by callback.
-func NewRefundTransaction(repo ports.TransactionRepository, acquirer ports.Acquirer, ids ports.IDGenerator, clock ports.Clock, report func(error)) *RefundTransaction {
-	requirePorts("NewRefundTransaction", repo, acquirer, ids, clock)
+// NewRefundTransaction builds the use case. report receives the store's failures of the
+// devolution's first step, which do not fail the request: the refund is stored, and the
+// outbox takes the step again (the outbox reports the acquirer's failures itself).
+func NewRefundTransaction(repo ports.TransactionRepository, devolutions *SendDevolutions, ids ports.IDGenerator, clock ports.Clock, report func(error)) *RefundTransaction {
+	requirePorts("NewRefundTransaction", repo, devolutions, ids, clock)
 	if report == nil {
 		panic("application.NewRefundTransaction: report is required")
 	}
@@ -317,7 +320,7 @@ func NewRefundTransaction(repo ports.TransactionRepository, acquirer ports.Acqui
 		}
 		return t.RequestRefund(a.req, now)
 	})
-	return &RefundTransaction{repo: repo, request: request, acquirer: acquirer, ids: ids, clock: clock, report: report}
+	return &RefundTransaction{repo: repo, request: request, devolutions: devolutions, ids: ids, clock: clock, report: report}
 }
 
 // Execute starts the refund of the caller's transaction id.
@@ -344,8 +347,11 @@ func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id
 		return RefundOutcome{}, err
 	}
 	// The answer is the transaction as this request left it, even when the acquirer settles
-	// the refund at once below: t is the stored copy of that moment, which send does not touch.
-	uc.send(ctx, t, req.ID)
+	// the refund at once below: t is the stored copy of that moment, which the step does not
+	// touch.
+	if _, err := uc.devolutions.Refund(ctx, t.AccountID(), t.ID()); err != nil {
+		uc.report(fmt.Errorf("refund %s of transaction %s: the devolution's first step: %w (the outbox takes it again)", req.ID, t.ID(), err))
+	}
 	return RefundOutcome{Transaction: t}, nil
 }
 
@@ -365,42 +371,6 @@ func replayRefund(t *domain.Transaction, in RefundInput) (RefundOutcome, bool, e
 		then = t
 	}
 	return RefundOutcome{Transaction: then, Replayed: true}, true, nil
-}
-
-// send asks the acquirer for the devolution of the stored refund id, and applies an answer
-// that is already final.
-func (uc *RefundTransaction) send(ctx context.Context, t *domain.Transaction, refundID string) {
-	var amount domain.Cents
-	var reason string
-	for _, r := range t.Refunds() {
-		if r.ID == refundID {
-			amount, reason = r.Amount, r.Reason
-		}
-	}
-	res, err := uc.acquirer.RequestDevolution(ctx, ports.Devolution{
-		EndToEndID: t.EndToEnd(), ID: refundID, Amount: amount, Reason: reason, Kind: ports.DevolutionRefund,
-	})
-	if err != nil {
-		uc.report(fmt.Errorf("refund %s of transaction %s: requesting the devolution: %w", refundID, t.ID(), err))
-		return
-	}
-	if res.Status == ports.DevolutionInProgress {
-		return
-	}
-	_, err = uc.repo.Update(ctx, t.AccountID(), t.ID(), func(t *domain.Transaction) error {
-		return settleRefund(t, refundID, res, uc.clock.Now())
-	})
-	if err != nil && !errors.Is(err, domain.ErrInvalidTransition) {
-		uc.report(fmt.Errorf("refund %s of transaction %s: applying the acquirer's answer: %w", refundID, t.ID(), err))
-	}
-}
-
-// settleRefund applies a final answer of the acquirer to refund id.
-func settleRefund(t *domain.Transaction, id string, res ports.DevolutionResult, now time.Time) error {
-	if res.Status == ports.DevolutionReturned {
-		return t.ConfirmRefund(id, res.ReturnID, now)
-	}
-	return t.FailRefund(id, refundFailure(res.Reason), now)
 }
 
 // refundID turns a UUID into a devolution id: 32 characters [0-9a-f], within API Pix's 35.

@@ -45,6 +45,7 @@ func cloneRefunds(rs []Refund) []Refund {
 	out := slices.Clone(rs)
 	for i := range out {
 		out[i].CompletedAt = clonePtr(out[i].CompletedAt)
+		out[i].Dispatch.Due = clonePtr(out[i].Dispatch.Due)
 	}
 	return out
 }

@@ -46,6 +46,9 @@ type Refund struct {
 	// Step is the index, in the transaction's history, of the PROCESSING_REFUND entry its
 	// request wrote.
 	Step int
+	// Dispatch is where the sending of its devolution stands (see DevolutionDispatch): due at
+	// its request, nil once the refund is REFUNDED or FAILED.
+	Dispatch DevolutionDispatch
 }
 
 // RefundRequest is what a merchant asks for when it refunds.
@@ -146,7 +149,7 @@ func (t *Transaction) RequestRefund(req RefundRequest, now time.Time) error {
 		t.refunds = append(t.refunds, Refund{
 			ID: req.ID, Amount: amount, Reason: req.Reason, Status: RefundProcessing,
 			CreatedAt: now.UTC().Truncate(time.Millisecond), Idempotency: req.Idempotency,
-			Step: len(t.history),
+			Step: len(t.history), Dispatch: NewDevolutionDispatch(now),
 		})
 	})
 	if err == nil {
@@ -218,6 +221,7 @@ func (t *Transaction) ConfirmRefund(id, endToEndRefund string, now time.Time) er
 	err = t.move(TxProcessingRefund, to, now, func() {
 		at := now.UTC().Truncate(time.Millisecond)
 		t.refunds[i].Status, t.refunds[i].EndToEndRefund, t.refunds[i].CompletedAt = RefundRefunded, endToEndRefund, &at
+		t.refunds[i].Dispatch.Done()
 		t.endToEndRefund = endToEndRefund
 	})
 	if err == nil {
@@ -236,6 +240,7 @@ func (t *Transaction) FailRefund(id, message string, now time.Time) error {
 	err = t.move(TxProcessingRefund, TxPaid, now, func() {
 		at := now.UTC().Truncate(time.Millisecond)
 		t.refunds[i].Status, t.refunds[i].ErrorMessage, t.refunds[i].CompletedAt = RefundFailed, message, &at
+		t.refunds[i].Dispatch.Done()
 		t.errorMessage = message
 	})
 	if err == nil {
@@ -257,6 +262,7 @@ func (t *Transaction) AsRefundRequested(id string) (*Transaction, bool) {
 	r.Status, r.History, r.ErrorMessage = TxProcessingRefund, r.History[:step+1], ""
 	r.Refunds = slices.Clone(t.refunds[:k+1])
 	r.Refunds[k].Status, r.Refunds[k].EndToEndRefund, r.Refunds[k].ErrorMessage, r.Refunds[k].CompletedAt = RefundProcessing, "", "", nil
+	r.Refunds[k].Dispatch = NewDevolutionDispatch(r.Refunds[k].CreatedAt)
 	r.EndToEndRefund = ""
 	for _, prior := range r.Refunds[:k] {
 		if prior.Status == RefundRefunded {

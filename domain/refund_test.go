@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -198,7 +199,7 @@ func assertSameRecord(t *testing.T, got, want domain.TransactionRecord) {
 	got.Version, want.Version = 0, 0
 	if got.Status != want.Status || len(got.History) != len(want.History) || got.ErrorMessage != want.ErrorMessage ||
 		got.EndToEndRefund != want.EndToEndRefund || (got.InfractionDate == nil) != (want.InfractionDate == nil) ||
-		!slices.Equal(got.Refunds, want.Refunds) {
+		!reflect.DeepEqual(got.Refunds, want.Refunds) {
 		t.Fatalf("rebuilt %+v\nwant    %+v", got, want)
 	}
 }

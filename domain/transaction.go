@@ -258,7 +258,7 @@ func (t *Transaction) Record() TransactionRecord {
 		History: slices.Clone(t.history), Pix: t.pix, AmountPaid: t.amountPaid,
 		PaymentDate: t.paymentDate, InfractionDate: t.infractionDate,
 		ErrorMessage: t.errorMessage, EndToEnd: t.endToEnd, EndToEndRefund: t.endToEndRefund,
-		Payer: t.payer, Receiver: t.receiver, FeeAmount: t.feeAmount, Refunds: slices.Clone(t.refunds),
+		Payer: t.payer, Receiver: t.receiver, FeeAmount: t.feeAmount, Refunds: cloneRefunds(t.refunds),
 		Version: t.version,
 	}
 }

@@ -28,6 +28,10 @@ type PaymentClaim struct {
 	Amount        domain.Cents
 	Late          bool // the charge was not awaiting it: the money went to suspense
 	CreatedAt     time.Time
+	// Devolution is where the sending of a late payment's return stands (the devolution
+	// outbox's state, see domain.DevolutionDispatch); zero for a claim that paid its charge,
+	// and for a late payment recorded before devolutions had an outbox.
+	Devolution domain.DevolutionDispatch
 }
 
 // Ledger is the double-entry ledger: the entries that the repositories' status changes post,
@@ -76,8 +80,23 @@ type Ledger interface {
 	// stored claim either way (the caller compares it with c).
 	ClaimPayment(ctx context.Context, c PaymentClaim) (PaymentClaim, error)
 
-	// MarkLate marks the claim of endToEndID as a late payment.
-	MarkLate(ctx context.Context, endToEndID string) error
+	// MarkLate marks the claim of endToEndID as a late payment. The first marking also
+	// records its devolution, due at due (Devolution.Due), in the same write: the devolution
+	// is recorded before anything is sent. Marking a late claim again changes nothing. An
+	// unknown end-to-end id is domain.ErrNotFound.
+	MarkLate(ctx context.Context, endToEndID string, due time.Time) error
+
+	// UpdateLateDevolution applies fn to the claim of endToEndID as stored now and stores the
+	// Devolution it leaves (only that: the rest of the claim never changes). fn may run more
+	// than once (after a lost race) and must not call the store; an error from fn stores
+	// nothing and is returned. Two updates of one claim never run at once, across instances:
+	// the devolution outbox claims a devolution with it. An unknown end-to-end id is
+	// domain.ErrNotFound.
+	UpdateLateDevolution(ctx context.Context, endToEndID string, fn func(*PaymentClaim) error) (PaymentClaim, error)
+
+	// LateDevolutionsDue lists up to limit late claims whose devolution is due at or before
+	// until, the earliest first.
+	LateDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]PaymentClaim, error)
 
 	// LatePayments lists the claims marked late, oldest first (audits compare them with the
 	// suspense entries).

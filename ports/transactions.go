@@ -115,6 +115,11 @@ type TransactionRepository interface {
 	// whose QR code expired at or before now.
 	ListExpired(ctx context.Context, now time.Time, limit int) ([]*domain.Transaction, error)
 
+	// ListDevolutionsDue returns up to limit transactions of any account whose refund in
+	// progress has its devolution due at or before until (domain.Transaction.DevolutionDue),
+	// the earliest first, through an index: never one whose refund is done.
+	ListDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Transaction, error)
+
 	// ListByStatus returns up to limit transactions of any account in status whose last
 	// status change happened at or before until, oldest first (the sandbox settles refunds
 	// with it).

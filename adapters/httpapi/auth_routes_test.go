@@ -57,7 +57,8 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 		CreateTransaction: application.NewCreateTransaction(unusedTransactions{}, unusedEmitter{}, unusedRenderer{}, ids, unusedCapabilities{}, clock),
 		GetTransaction:    application.NewGetTransaction(unusedTransactions{}),
 		ListTransactions:  application.NewListTransactions(unusedTransactions{}),
-		RefundTransaction: application.NewRefundTransaction(unusedTransactions{}, unusedAcquirer{}, ids, clock, func(error) {}),
+		RefundTransaction: application.NewRefundTransaction(unusedTransactions{}, application.NewSendDevolutions(unusedTransactions{}, unusedLedger{}, unusedAcquirer{}, clock,
+			application.DevolutionSettings{CheckEvery: time.Minute, Claim: time.Minute}, func(application.DevolutionReport) {}), ids, clock, func(error) {}),
 		Withdrawals: httpapi.WithdrawalDeps{
 			Create:  application.NewCreateWithdrawal(unusedWithdrawals{}, ids, clock, application.WithdrawalSettings{Acquirer: "SANDBOX"}),
 			Get:     application.NewGetWithdrawal(unusedWithdrawals{}),

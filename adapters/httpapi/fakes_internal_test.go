@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
@@ -109,6 +110,9 @@ func (s failingTransactions) Update(context.Context, string, string, func(*domai
 func (s failingTransactions) ListExpired(context.Context, time.Time, int) ([]*domain.Transaction, error) {
 	return nil, s.fail()
 }
+func (s failingTransactions) ListDevolutionsDue(context.Context, time.Time, int) ([]*domain.Transaction, error) {
+	return nil, s.fail()
+}
 func (s failingTransactions) ListByStatus(context.Context, domain.TransactionStatus, time.Time, int) ([]*domain.Transaction, error) {
 	return nil, s.fail()
 }
@@ -152,6 +156,19 @@ type fakeAcquirer struct{}
 func (fakeAcquirer) RequestDevolution(context.Context, ports.Devolution) (ports.DevolutionResult, error) {
 	return ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil
 }
+
+func (fakeAcquirer) Devolution(context.Context, string, string) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil
+}
+
+// fakeDevolutions is the devolution outbox over repo and fakeAcquirer.
+func fakeDevolutions(repo ports.TransactionRepository, clock ports.Clock) *application.SendDevolutions {
+	return application.NewSendDevolutions(repo, fakeLedger{}, fakeAcquirer{}, clock,
+		application.DevolutionSettings{CheckEvery: time.Minute, Claim: time.Minute}, func(application.DevolutionReport) {})
+}
+
+// fakeLedger is a ledger no test of this package reaches: the outbox needs one.
+type fakeLedger struct{ ports.Ledger }
 
 // fakeRegistry is an in-process ports.InstanceRegistry: what instances sharing one store see.
 type fakeRegistry struct {

@@ -49,7 +49,7 @@ func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Ser
 		CreateTransaction: application.NewCreateTransaction(repo, emitter, fakeRenderer{}, fakeIDs{}, fakeCapabilities{}, clock),
 		GetTransaction:    application.NewGetTransaction(repo),
 		ListTransactions:  application.NewListTransactions(repo),
-		RefundTransaction: application.NewRefundTransaction(repo, fakeAcquirer{}, fakeIDs{}, clock, func(error) {}),
+		RefundTransaction: application.NewRefundTransaction(repo, fakeDevolutions(repo, clock), fakeIDs{}, clock, func(error) {}),
 		Logger:            slog.New(slog.NewJSONHandler(logs, nil)),
 	}))
 	return s, logs

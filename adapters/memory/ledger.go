@@ -250,15 +250,16 @@ func (r *Ledger) ClaimPayment(ctx context.Context, c ports.PaymentClaim) (ports.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prior, ok := s.payments[c.EndToEndID]; ok {
-		return *prior, nil
+		return cloneClaim(*prior), nil
 	}
 	c.CreatedAt = c.CreatedAt.UTC()
+	c.Devolution.Due = utcMs(c.Devolution.Due)
 	s.payments[c.EndToEndID] = &c
-	return c, nil
+	return cloneClaim(c), nil
 }
 
 // MarkLate implements ports.Ledger.
-func (r *Ledger) MarkLate(ctx context.Context, endToEndID string) error {
+func (r *Ledger) MarkLate(ctx context.Context, endToEndID string, due time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -269,8 +270,73 @@ func (r *Ledger) MarkLate(ctx context.Context, endToEndID string) error {
 	if !ok {
 		return fmt.Errorf("payment %s: %w", endToEndID, domain.ErrNotFound)
 	}
-	c.Late = true
+	if !c.Late {
+		c.Late, c.Devolution = true, domain.NewDevolutionDispatch(due)
+	}
 	return nil
+}
+
+// UpdateLateDevolution implements ports.Ledger: fn runs under the store's lock, on a copy, and
+// only the devolution it leaves is kept.
+func (r *Ledger) UpdateLateDevolution(ctx context.Context, endToEndID string, fn func(*ports.PaymentClaim) error) (ports.PaymentClaim, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.PaymentClaim{}, err
+	}
+	s := r.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.payments[endToEndID]
+	if !ok {
+		return ports.PaymentClaim{}, fmt.Errorf("payment %s: %w", endToEndID, domain.ErrNotFound)
+	}
+	working := cloneClaim(*c)
+	if err := fn(&working); err != nil {
+		return ports.PaymentClaim{}, err
+	}
+	c.Devolution = working.Devolution
+	c.Devolution.Due = utcMs(c.Devolution.Due)
+	return cloneClaim(*c), nil
+}
+
+// LateDevolutionsDue implements ports.Ledger.
+func (r *Ledger) LateDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]ports.PaymentClaim, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []ports.PaymentClaim{}
+	for _, c := range s.payments {
+		if c.Late && c.Devolution.Due != nil && !c.Devolution.Due.After(until) {
+			out = append(out, cloneClaim(*c))
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {
+		if c := a.Devolution.Due.Compare(*b.Devolution.Due); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.EndToEndID, b.EndToEndID)
+	})
+	return out[:max(0, min(limit, len(out)))], nil
+}
+
+// cloneClaim copies c, sharing no memory with it.
+func cloneClaim(c ports.PaymentClaim) ports.PaymentClaim {
+	if c.Devolution.Due != nil {
+		due := *c.Devolution.Due
+		c.Devolution.Due = &due
+	}
+	return c
+}
+
+// utcMs is *t in UTC to the millisecond, as every store keeps times.
+func utcMs(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC().Truncate(time.Millisecond)
+	return &v
 }
 
 // LatePayments implements ports.Ledger.
@@ -284,7 +350,7 @@ func (r *Ledger) LatePayments(ctx context.Context) ([]ports.PaymentClaim, error)
 	out := []ports.PaymentClaim{}
 	for _, c := range s.payments {
 		if c.Late {
-			out = append(out, *c)
+			out = append(out, cloneClaim(*c))
 		}
 	}
 	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {

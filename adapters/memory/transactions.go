@@ -242,6 +242,40 @@ func (r *Transactions) Update(ctx context.Context, accountID, id string, fn func
 	return domain.UnmarshalTransactionFromDatabase(*stored), nil
 }
 
+// ListDevolutionsDue implements ports.TransactionRepository: it looks only at the
+// transactions in a refund, the earliest due first.
+func (r *Transactions) ListDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Transaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	type due struct {
+		at  time.Time
+		rec *domain.TransactionRecord
+	}
+	var found []due
+	for _, rec := range s.txByStatus[domain.TxProcessingRefund] {
+		for _, rf := range rec.Refunds {
+			if rf.Status == domain.RefundProcessing && rf.Dispatch.Due != nil && !rf.Dispatch.Due.After(until) {
+				found = append(found, due{*rf.Dispatch.Due, rec})
+			}
+		}
+	}
+	slices.SortFunc(found, func(a, b due) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rec.ID, b.rec.ID)
+	})
+	out := make([]*domain.Transaction, 0, max(0, min(limit, len(found))))
+	for _, d := range found[:cap(out)] {
+		out = append(out, domain.UnmarshalTransactionFromDatabase(*d.rec))
+	}
+	return out, nil
+}
+
 // ListExpired implements ports.TransactionRepository, soonest expired first.
 func (r *Transactions) ListExpired(ctx context.Context, now time.Time, limit int) ([]*domain.Transaction, error) {
 	if err := ctx.Err(); err != nil {

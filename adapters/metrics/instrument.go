@@ -135,6 +135,13 @@ func (r transactions) ListExpired(ctx context.Context, now time.Time, limit int)
 	return ts, err
 }
 
+func (r transactions) ListDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Transaction, error) {
+	start := time.Now()
+	ts, err := r.next.ListDevolutionsDue(ctx, until, limit)
+	r.m.timeCall("transactions", "ListDevolutionsDue", start, err)
+	return ts, err
+}
+
 func (r transactions) ListByStatus(ctx context.Context, status domain.TransactionStatus, until time.Time, limit int) ([]*domain.Transaction, error) {
 	start := time.Now()
 	ts, err := r.next.ListByStatus(ctx, status, until, limit)
@@ -265,11 +272,25 @@ func (l ledger) ClaimPayment(ctx context.Context, c ports.PaymentClaim) (ports.P
 	return got, err
 }
 
-func (l ledger) MarkLate(ctx context.Context, endToEndID string) error {
+func (l ledger) MarkLate(ctx context.Context, endToEndID string, due time.Time) error {
 	start := time.Now()
-	err := l.next.MarkLate(ctx, endToEndID)
+	err := l.next.MarkLate(ctx, endToEndID, due)
 	l.m.timeCall("ledger", "MarkLate", start, err)
 	return err
+}
+
+func (l ledger) UpdateLateDevolution(ctx context.Context, endToEndID string, fn func(*ports.PaymentClaim) error) (ports.PaymentClaim, error) {
+	start := time.Now()
+	c, err := l.next.UpdateLateDevolution(ctx, endToEndID, fn)
+	l.m.timeCall("ledger", "UpdateLateDevolution", start, err)
+	return c, err
+}
+
+func (l ledger) LateDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]ports.PaymentClaim, error) {
+	start := time.Now()
+	cs, err := l.next.LateDevolutionsDue(ctx, until, limit)
+	l.m.timeCall("ledger", "LateDevolutionsDue", start, err)
+	return cs, err
 }
 
 func (l ledger) LatePayments(ctx context.Context) ([]ports.PaymentClaim, error) {

@@ -87,6 +87,16 @@
 // instances through the write claims below: of two outboxes, or an outbox and a merchant's
 // cancel, one writes first and the other reads the result, on FerretDB as on MongoDB.
 //
+// # The devolution outbox
+//
+// A refund's devolution keeps its state in its refund (refunds[].devolutionDue and
+// devolutionClaims), written by the transaction's Update; the transaction document repeats the
+// refund in progress's due time at the top (devolutionDue, null when nothing is due) for
+// ListDevolutionsDue's (devolutionDue, _id) index. A late payment's devolution keeps it in its
+// payment claim (devolutionDue, devolutionClaims), first written by MarkLate in the write that
+// marks the claim late; UpdateLateDevolution writes it over the version it read under a write
+// claim of that version (below), so that one writer at a time moves it, across instances.
+//
 // # Version checks
 //
 // Every status change is closure-shaped: read the document, apply fn to the aggregate, then

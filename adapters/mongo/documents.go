@@ -251,6 +251,10 @@ type txFields struct {
 	// Refunds are the transaction's refunds, oldest first. Documents written before refunds
 	// were kept have none (see legacyRefund).
 	Refunds []refundDoc `bson:"refunds"`
+	// DevolutionDue is the due time of the devolution of the refund in progress
+	// (domain.Transaction.DevolutionDue), kept at the top for ListDevolutionsDue's index; null
+	// when nothing is due.
+	DevolutionDue *time.Time `bson:"devolutionDue"`
 
 	Search  searchDoc `bson:"search"`
 	Version int64     `bson:"version"`
@@ -269,6 +273,9 @@ type refundDoc struct {
 	IdemKey         string     `bson:"idemKey"`
 	IdemFingerprint string     `bson:"idemFingerprint"`
 	Step            int        `bson:"step"`
+	// The devolution outbox's state (domain.DevolutionDispatch).
+	DevolutionDue    *time.Time `bson:"devolutionDue"`
+	DevolutionClaims int        `bson:"devolutionClaims"`
 }
 
 func fromRefunds(rs []domain.Refund) []refundDoc {
@@ -281,7 +288,7 @@ func fromRefunds(rs []domain.Refund) []refundDoc {
 			ID: r.ID, Amount: int64(r.Amount), Reason: r.Reason, Status: string(r.Status),
 			EndToEndRefund: r.EndToEndRefund, ErrorMessage: r.ErrorMessage, CreatedAt: r.CreatedAt,
 			CompletedAt: r.CompletedAt, IdemKey: r.Idempotency.Key, IdemFingerprint: r.Idempotency.Fingerprint,
-			Step: r.Step,
+			Step: r.Step, DevolutionDue: r.Dispatch.Due, DevolutionClaims: r.Dispatch.Claims,
 		}
 	}
 	return out
@@ -301,7 +308,7 @@ func toRefunds(ds []refundDoc) ([]domain.Refund, error) {
 			ID: d.ID, Amount: domain.Cents(d.Amount), Reason: d.Reason, Status: status,
 			EndToEndRefund: d.EndToEndRefund, ErrorMessage: d.ErrorMessage, CreatedAt: d.CreatedAt.UTC(),
 			CompletedAt: utcPtr(d.CompletedAt), Idempotency: domain.Idempotency{Key: d.IdemKey, Fingerprint: d.IdemFingerprint},
-			Step: d.Step,
+			Step: d.Step, Dispatch: domain.DevolutionDispatch{Due: utcPtr(d.DevolutionDue), Claims: d.DevolutionClaims},
 		}
 	}
 	return out, nil
@@ -420,7 +427,7 @@ func fromTransaction(t *domain.Transaction) txSnapshot {
 		AmountPaid:        cents(r.AmountPaid), PaymentDate: r.PaymentDate, InfractionDate: r.InfractionDate,
 		ErrorMessage: r.ErrorMessage, EndToEnd: r.EndToEnd, EndToEndRefund: r.EndToEndRefund,
 		Payer: fromHolder(r.Payer), Receiver: fromHolder(r.Receiver), FeeAmount: cents(r.FeeAmount),
-		Refunds: fromRefunds(r.Refunds), Version: r.Version,
+		Refunds: fromRefunds(r.Refunds), DevolutionDue: t.DevolutionDue(), Version: r.Version,
 	}
 	if c := o.Customer; c != nil {
 		f.Customer = &customerDoc{IP: c.IP, Name: c.Name, Email: c.Email, Document: fromDocument(c.Document),

@@ -32,6 +32,8 @@ const (
 	IndexWdAccountCreated = "wd_account_created"
 	// IndexWdPayoutDue finds the withdrawals whose payout is due (ListPayoutsDue).
 	IndexWdPayoutDue = "wd_payout_due"
+	// IndexTxDevolutionDue finds the refunds whose devolution is due (ListDevolutionsDue).
+	IndexTxDevolutionDue = "tx_devolution_due"
 	// IndexLedgerSeq numbers each account's journals (by their first line); it finds the head.
 	IndexLedgerSeq = "ledger_account_seq"
 	// IndexLedgerCreated serves statements: their order and their date filters.
@@ -98,6 +100,8 @@ func (s *Store) createIndexes(ctx context.Context) error {
 	tx = append(tx, pixLocationIndexes()...)
 	tx = append(tx, outboxIndexes("tx")...)
 	tx = append(tx, index("tx_ledger_due", bson.D{{Key: "ledgerDue", Value: 1}}))
+	// The devolution outbox's due refunds; a transaction with none holds null, outside the range.
+	tx = append(tx, index(IndexTxDevolutionDue, bson.D{{Key: "devolutionDue", Value: 1}, {Key: "_id", Value: 1}}))
 	wd := []mdb.IndexModel{
 		unique("wd_account_idem", account("idem")),
 		// ListByAccount, and the ledger migration, walk an account's withdrawals oldest first.
@@ -129,7 +133,11 @@ func (s *Store) createIndexes(ctx context.Context) error {
 			// Recover's open journals.
 			index("ledger_open", bson.D{{Key: "open", Value: 1}}),
 		},
-		collPayments: {index("payment_late", bson.D{{Key: "late", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})},
+		collPayments: {
+			index("payment_late", bson.D{{Key: "late", Value: 1}, {Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}),
+			// The devolution outbox's due late payments (LateDevolutionsDue).
+			index("payment_devolution_due", bson.D{{Key: "devolutionDue", Value: 1}, {Key: "_id", Value: 1}}),
+		},
 	}
 	// One createIndexes command per index: FerretDB v1 crashes the connection when one
 	// command names several indexes that all exist already (every restart), while a single

@@ -589,11 +589,17 @@ type paymentDoc struct {
 	Amount        int64     `bson:"amount"`
 	Late          bool      `bson:"late"`
 	CreatedAt     time.Time `bson:"createdAt"`
+	// The devolution outbox's state of a late payment (domain.DevolutionDispatch), and the
+	// version that UpdateLateDevolution checks; absent from claims stored before.
+	DevolutionDue    *time.Time `bson:"devolutionDue"`
+	DevolutionClaims int        `bson:"devolutionClaims"`
+	Version          int64      `bson:"version"`
 }
 
 func (d *paymentDoc) toClaim() ports.PaymentClaim {
 	return ports.PaymentClaim{EndToEndID: d.EndToEndID, TransactionID: d.TransactionID, AccountID: d.AccountID,
-		Amount: domain.Cents(d.Amount), Late: d.Late, CreatedAt: d.CreatedAt.UTC()}
+		Amount: domain.Cents(d.Amount), Late: d.Late, CreatedAt: d.CreatedAt.UTC(),
+		Devolution: domain.DevolutionDispatch{Due: utcPtr(d.DevolutionDue), Claims: d.DevolutionClaims}}
 }
 
 // ClaimPayment inserts the claim; the unique _id refuses a second claim of one end-to-end id,
@@ -603,7 +609,8 @@ func (l *LedgerRepository) ClaimPayment(ctx context.Context, c ports.PaymentClai
 	ctx, cancel := l.s.op(ctx)
 	defer cancel()
 	d := paymentDoc{EndToEndID: c.EndToEndID, TransactionID: c.TransactionID, AccountID: c.AccountID,
-		Amount: int64(c.Amount), Late: c.Late, CreatedAt: c.CreatedAt.UTC().Truncate(time.Millisecond)}
+		Amount: int64(c.Amount), Late: c.Late, CreatedAt: c.CreatedAt.UTC().Truncate(time.Millisecond),
+		DevolutionDue: msPtr(c.Devolution.Due), DevolutionClaims: c.Devolution.Claims}
 	_, err := l.payments.InsertOne(ctx, d)
 	if err == nil {
 		return d.toClaim(), nil
@@ -618,19 +625,112 @@ func (l *LedgerRepository) ClaimPayment(ctx context.Context, c ports.PaymentClai
 	return prior.toClaim(), nil
 }
 
-// MarkLate sets late on the claim; an unknown end-to-end id is domain.ErrNotFound.
-func (l *LedgerRepository) MarkLate(ctx context.Context, endToEndID string) error {
+// MarkLate sets late on a claim not late yet, with its devolution due, in one write; an
+// unknown end-to-end id is domain.ErrNotFound. The write moves the claim's version, so that an
+// UpdateLateDevolution working from an older read retries. (On a server whose conditional
+// updates are not atomic, two first markings may both write: the second only makes the
+// devolution due again early, and a devolution read back early is read back, never sent twice.)
+func (l *LedgerRepository) MarkLate(ctx context.Context, endToEndID string, due time.Time) error {
 	ctx, cancel := l.s.op(ctx)
 	defer cancel()
-	res, err := l.payments.UpdateOne(ctx, bson.D{{Key: "_id", Value: endToEndID}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "late", Value: true}}}})
+	what := "mark payment " + endToEndID + " late"
+	_, err := l.payments.UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: endToEndID}, {Key: "late", Value: bson.D{{Key: "$ne", Value: true}}}},
+		bson.D{
+			{Key: "$set", Value: bson.D{{Key: "late", Value: true}, {Key: "devolutionDue", Value: msPtr(&due)}, {Key: "devolutionClaims", Value: 0}}},
+			{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}},
+		})
 	if err != nil {
-		return mapErr(ctx, "mark payment "+endToEndID+" late", err)
+		return mapErr(ctx, what, err)
 	}
-	if res.MatchedCount == 0 {
-		return fmt.Errorf("mongo mark payment %s late: %w", endToEndID, domain.ErrNotFound)
+	n, err := l.payments.CountDocuments(ctx, bson.D{{Key: "_id", Value: endToEndID}})
+	if err != nil {
+		return mapErr(ctx, what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("mongo %s: %w", what, domain.ErrNotFound)
 	}
 	return nil
+}
+
+// UpdateLateDevolution reads the claim, applies fn, and writes its devolution over the version
+// read, under a write claim of that version (claims.go): one writer per version, on every
+// server. A lost race reads again and retries.
+func (l *LedgerRepository) UpdateLateDevolution(ctx context.Context, endToEndID string, fn func(*ports.PaymentClaim) error) (ports.PaymentClaim, error) {
+	ctx, cancel := l.s.op(ctx)
+	defer cancel()
+	what := "update the devolution of payment " + endToEndID
+	for attempt := 0; attempt < l.s.cfg.MaxRetries; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return ports.PaymentClaim{}, mapErr(ctx, what, err)
+			}
+		}
+		var d paymentDoc
+		err := l.payments.FindOne(ctx, bson.D{{Key: "_id", Value: endToEndID}}).Decode(&d)
+		if errors.Is(err, mdb.ErrNoDocuments) {
+			return ports.PaymentClaim{}, fmt.Errorf("mongo %s: %w", what, domain.ErrNotFound)
+		}
+		if err != nil {
+			return ports.PaymentClaim{}, mapErr(ctx, what, err)
+		}
+		c := d.toClaim()
+		if err := fn(&c); err != nil {
+			return ports.PaymentClaim{}, err
+		}
+		cl, ok, err := l.s.claimWrite(ctx, stateKey(collPayments, endToEndID, d.Version, 0))
+		if err != nil {
+			return ports.PaymentClaim{}, err
+		}
+		if !ok {
+			continue
+		}
+		due := msPtr(c.Devolution.Due)
+		var version any = d.Version
+		if d.Version == 0 {
+			// A claim stored before claims had a version has none: null matches it too.
+			version = bson.D{{Key: "$in", Value: bson.A{int64(0), nil}}}
+		}
+		res, err := l.payments.UpdateOne(ctx,
+			bson.D{{Key: "_id", Value: endToEndID}, {Key: "version", Value: version}},
+			bson.D{{Key: "$set", Value: bson.D{
+				{Key: "devolutionDue", Value: due}, {Key: "devolutionClaims", Value: c.Devolution.Claims},
+				{Key: "version", Value: d.Version + 1},
+			}}})
+		if err != nil {
+			// The write may have happened: the claim stays, and goes stale.
+			return ports.PaymentClaim{}, mapErr(ctx, what, err)
+		}
+		cl.release(ctx)
+		if res.MatchedCount == 1 {
+			d.DevolutionDue, d.DevolutionClaims, d.Version = due, c.Devolution.Claims, d.Version+1
+			return d.toClaim(), nil
+		}
+	}
+	return ports.PaymentClaim{}, fmt.Errorf("mongo %s: %w", what, ports.ErrVersionConflict)
+}
+
+// LateDevolutionsDue reads the late claims whose devolution is due through the
+// (devolutionDue, _id) index: a claim with none holds null or nothing there, outside the range.
+func (l *LedgerRepository) LateDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]ports.PaymentClaim, error) {
+	if limit <= 0 {
+		return []ports.PaymentClaim{}, nil
+	}
+	ctx, cancel := l.s.op(ctx)
+	defer cancel()
+	return findAll(ctx, l.payments, "list late devolutions due",
+		bson.D{{Key: "late", Value: true}, {Key: "devolutionDue", Value: bson.D{{Key: "$lte", Value: until.UTC()}}}},
+		options.Find().SetSort(bson.D{{Key: "devolutionDue", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(limit)),
+		func(d *paymentDoc) (ports.PaymentClaim, error) { return d.toClaim(), nil })
+}
+
+// msPtr is *t in UTC to the millisecond, as BSON dates hold it.
+func msPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC().Truncate(time.Millisecond)
+	return &v
 }
 
 // LatePayments reads the late claims through the (late, createdAt, _id) index, oldest first.

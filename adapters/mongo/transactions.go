@@ -380,6 +380,21 @@ func (r *TransactionRepository) ListExpired(ctx context.Context, now time.Time, 
 	return r.findMany(ctx, filter, opts)
 }
 
+// ListDevolutionsDue returns the transactions whose devolutionDue is at or before until, the
+// earliest first, through the (devolutionDue, _id) index: a transaction with no devolution due
+// holds null there, outside the range.
+func (r *TransactionRepository) ListDevolutionsDue(ctx context.Context, until time.Time, limit int) ([]*domain.Transaction, error) {
+	if limit <= 0 {
+		return []*domain.Transaction{}, nil
+	}
+	ctx, cancel := r.s.op(ctx)
+	defer cancel()
+	filter := bson.D{{Key: "devolutionDue", Value: bson.D{{Key: "$lte", Value: until.UTC()}}}}
+	opts := options.Find().SetSort(bson.D{{Key: "devolutionDue", Value: 1}, {Key: "_id", Value: 1}}).
+		SetLimit(int64(limit)).SetProjection(withoutOutbox)
+	return r.findMany(ctx, filter, opts)
+}
+
 // ListByStatus returns transactions in status whose last change happened at or before until,
 // oldest change first.
 func (r *TransactionRepository) ListByStatus(ctx context.Context, status domain.TransactionStatus, until time.Time, limit int) ([]*domain.Transaction, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// remembered bounds how many devolutions the Acquirer remembers to answer retries alike.
+// remembered bounds how many devolutions the Acquirer remembers.
 const remembered = 10_000
 
 // Acquirer is the sandbox's ports.Acquirer. A refund's devolution answers EM_PROCESSAMENTO:
@@ -17,16 +17,21 @@ const remembered = 10_000
 // would. A late payment's devolution answers DEVOLVIDO at once, with an rtrId in Banco
 // Central's format ('D', the sandbox ISPB, the minute, 11 random characters).
 //
-// Idempotent by devolution id: the same id answers the same rtrId for as long as the
-// Acquirer remembers it (its last 10,000 devolutions; a retry comes within seconds). Safe for
-// concurrent use.
+// Like API Pix, it keeps one devolution per payment and id: a second request with an id used
+// before is refused (ports.ErrDevolutionRefused), and Devolution reads back the answer given,
+// for as long as the Acquirer remembers it (its last 10,000 devolutions; a restart forgets
+// them all, and a devolution it forgot is ports.ErrDevolutionNotFound, so that the outbox asks
+// for it again). Safe for concurrent use.
 type Acquirer struct {
 	clock ports.Clock
 
 	mu      sync.Mutex
-	answers map[string]ports.DevolutionResult
-	order   []string // ids in the order answered: the oldest is forgotten first
+	answers map[devolutionKey]ports.DevolutionResult
+	order   []devolutionKey // in the order answered: the oldest is forgotten first
 }
+
+// devolutionKey names a devolution as API Pix does: the payment and the id.
+type devolutionKey struct{ endToEndID, id string }
 
 var _ ports.Acquirer = (*Acquirer)(nil)
 
@@ -35,11 +40,12 @@ func NewAcquirer(clock ports.Clock) *Acquirer {
 	if clock == nil {
 		panic("sandbox.NewAcquirer: a clock is required")
 	}
-	return &Acquirer{clock: clock, answers: map[string]ports.DevolutionResult{}}
+	return &Acquirer{clock: clock, answers: map[devolutionKey]ports.DevolutionResult{}}
 }
 
 // RequestDevolution answers d as the sandbox PSP would. A devolution that API Pix would
-// refuse (no payment, an id outside 1 to 35 characters [A-Za-z0-9], no amount) is an error.
+// refuse (no payment, an id outside 1 to 35 characters [A-Za-z0-9], no amount, an id used
+// before for the payment) is refused.
 func (a *Acquirer) RequestDevolution(ctx context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ports.DevolutionResult{}, err
@@ -47,34 +53,50 @@ func (a *Acquirer) RequestDevolution(ctx context.Context, d ports.Devolution) (p
 	if err := check(d); err != nil {
 		return ports.DevolutionResult{}, err
 	}
-	if d.Kind != ports.DevolutionLatePayment {
-		return ports.DevolutionResult{Status: ports.DevolutionInProgress}, nil
+	res := ports.DevolutionResult{Status: ports.DevolutionInProgress}
+	if d.Kind == ports.DevolutionLatePayment {
+		res = ports.DevolutionResult{Status: ports.DevolutionReturned,
+			ReturnID: domain.NewEndToEndID('D', domain.SandboxISPB, a.clock.Now())}
 	}
+	key := devolutionKey{d.EndToEndID, d.ID}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if res, ok := a.answers[d.ID]; ok {
-		return res, nil
+	if _, ok := a.answers[key]; ok {
+		return ports.DevolutionResult{}, &ports.DevolutionRefusedError{
+			Reason: fmt.Sprintf("sandbox acquirer: devolution id %s was used before for this payment", d.ID)}
 	}
-	res := ports.DevolutionResult{Status: ports.DevolutionReturned,
-		ReturnID: domain.NewEndToEndID('D', domain.SandboxISPB, a.clock.Now())}
 	if len(a.order) == remembered {
 		delete(a.answers, a.order[0])
 		a.order = a.order[1:]
 	}
-	a.answers[d.ID] = res
-	a.order = append(a.order, d.ID)
+	a.answers[key] = res
+	a.order = append(a.order, key)
+	return res, nil
+}
+
+// Devolution answers what RequestDevolution answered for the devolution id of endToEndID.
+func (a *Acquirer) Devolution(ctx context.Context, endToEndID, id string) (ports.DevolutionResult, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.DevolutionResult{}, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	res, ok := a.answers[devolutionKey{endToEndID, id}]
+	if !ok {
+		return ports.DevolutionResult{}, fmt.Errorf("sandbox acquirer: devolution %s: %w", id, ports.ErrDevolutionNotFound)
+	}
 	return res, nil
 }
 
 func check(d ports.Devolution) error {
 	if d.EndToEndID == "" {
-		return fmt.Errorf("sandbox acquirer: a devolution needs the payment's endToEndId")
+		return &ports.DevolutionRefusedError{Reason: "sandbox acquirer: a devolution needs the payment's endToEndId"}
 	}
 	if !validID(d.ID) {
-		return fmt.Errorf("sandbox acquirer: devolution id %q is not 1 to 35 characters [A-Za-z0-9]", d.ID)
+		return &ports.DevolutionRefusedError{Reason: fmt.Sprintf("sandbox acquirer: devolution id %q is not 1 to 35 characters [A-Za-z0-9]", d.ID)}
 	}
 	if d.Amount < 1 {
-		return fmt.Errorf("sandbox acquirer: devolution %s of %d cents", d.ID, d.Amount)
+		return &ports.DevolutionRefusedError{Reason: fmt.Sprintf("sandbox acquirer: devolution %s of %d cents", d.ID, d.Amount)}
 	}
 	return nil
 }

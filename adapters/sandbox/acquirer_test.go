@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -41,7 +42,7 @@ func TestALatePaymentIsReturnedAtOnceWithAnRtrID(t *testing.T) {
 	}
 }
 
-func TestTheSameDevolutionIDAnswersTheSameRtrID(t *testing.T) {
+func TestAnIDUsedBeforeIsRefusedAndTheFirstAnswerIsReadBack(t *testing.T) {
 	a := sandbox.NewAcquirer(fixedClock{at})
 	ctx := context.Background()
 	first, err := a.RequestDevolution(ctx, devolution("L1", ports.DevolutionLatePayment))
@@ -49,35 +50,47 @@ func TestTheSameDevolutionIDAnswersTheSameRtrID(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	answers := make([]ports.DevolutionResult, 20)
-	for i := range answers {
-		wg.Go(func() { answers[i], _ = a.RequestDevolution(ctx, devolution("L1", ports.DevolutionLatePayment)) })
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = a.RequestDevolution(ctx, devolution("L1", ports.DevolutionLatePayment)) })
 	}
 	wg.Wait()
-	for _, got := range answers {
-		if got != first {
-			t.Fatalf("a retry answered %+v, the first request %+v", got, first)
+	for _, err := range errs {
+		if !errors.Is(err, ports.ErrDevolutionRefused) {
+			t.Fatalf("a second request of L1 answered %v; want ErrDevolutionRefused", err)
 		}
+	}
+	if got, err := a.Devolution(ctx, devolution("L1", "").EndToEndID, "L1"); err != nil || got != first {
+		t.Fatalf("read back %+v, %v; want %+v", got, err, first)
 	}
 	other, _ := a.RequestDevolution(ctx, devolution("L2", ports.DevolutionLatePayment))
 	if other.ReturnID == first.ReturnID {
 		t.Fatalf("two devolutions share the rtrId %s", other.ReturnID)
+	}
+	if _, err := a.Devolution(ctx, devolution("L3", "").EndToEndID, "L3"); !errors.Is(err, ports.ErrDevolutionNotFound) {
+		t.Fatalf("reading back a devolution never asked answered %v; want ErrDevolutionNotFound", err)
 	}
 }
 
 func TestMemoryIsBounded(t *testing.T) {
 	a := sandbox.NewAcquirer(fixedClock{at})
 	ctx := context.Background()
-	first, _ := a.RequestDevolution(ctx, devolution("L0", ports.DevolutionLatePayment))
+	if _, err := a.RequestDevolution(ctx, devolution("L0", ports.DevolutionLatePayment)); err != nil {
+		t.Fatal(err)
+	}
 	for i := 1; i <= 10_000; i++ {
 		if _, err := a.RequestDevolution(ctx, devolution(fmt.Sprintf("L%d", i), ports.DevolutionLatePayment)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The oldest is forgotten: it gets a fresh answer, still a valid one.
+	// The oldest is forgotten: read back, it was never made, and asking again makes it.
+	e2e := devolution("L0", "").EndToEndID
+	if _, err := a.Devolution(ctx, e2e, "L0"); !errors.Is(err, ports.ErrDevolutionNotFound) {
+		t.Fatalf("after 10,000 others, reading L0 back answered %v; want ErrDevolutionNotFound", err)
+	}
 	again, err := a.RequestDevolution(ctx, devolution("L0", ports.DevolutionLatePayment))
-	if err != nil || !rtrID.MatchString(again.ReturnID) || again.ReturnID == first.ReturnID {
-		t.Fatalf("after 10,000 others, L0 answered %+v, %v (first %s)", again, err, first.ReturnID)
+	if err != nil || !rtrID.MatchString(again.ReturnID) {
+		t.Fatalf("after 10,000 others, L0 answered %+v, %v", again, err)
 	}
 }
 
@@ -92,8 +105,8 @@ func TestADevolutionAPIPixWouldRefuseIsAnError(t *testing.T) {
 		"a negative amount": {EndToEndID: "E1", ID: "r1", Amount: -5},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := a.RequestDevolution(context.Background(), d); err == nil {
-				t.Fatalf("%+v was accepted", d)
+			if _, err := a.RequestDevolution(context.Background(), d); !errors.Is(err, ports.ErrDevolutionRefused) {
+				t.Fatalf("%+v answered %v; want ErrDevolutionRefused", d, err)
 			}
 		})
 	}

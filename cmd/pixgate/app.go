@@ -123,6 +123,9 @@ type app struct {
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
 	// API Pix, or none (devolutions.go).
 	acquirer ports.Acquirer
+	// devolutions is the outbox that sends them (wire_devolutions.go).
+	devolutions *application.SendDevolutions
+
 	// psp is the PSP's API Pix with PIXGATE_ACQUIRER_API_URL, nil otherwise (wire_psp.go);
 	// onPSPCall, when set before it is built, sees each of its calls and token fetches.
 	psp       *apipix.Client
@@ -214,6 +217,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		return nil, err
 	}
 	a.acquirer = newAcquirer(cfg, a.clock, a.psp)
+	a.devolutions = a.newDevolutions()
 
 	a.expirer = application.NewExpireTransactions(st.transactions, a.clock)
 	a.jobs = append(a.jobs, job{name: "expiring transactions", pace: application.Pace{Interval: expiryEvery, Bound: expiryBound}, run: a.expirer.RunOnce},
@@ -225,7 +229,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		CreateTransaction: a.newCreateTransaction(),
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
-		RefundTransaction: application.NewRefundTransaction(st.transactions, a.acquirer, a.ids, a.clock, a.reportRefund),
+		RefundTransaction: application.NewRefundTransaction(st.transactions, a.devolutions, a.ids, a.clock, a.reportRefund),
 		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
 		Ready:             st.pinger,
 		Clock:             a.clock,

@@ -82,6 +82,8 @@ type Config struct {
 	Acquirer AcquirerConfig
 	// Payouts (config_payouts.go).
 	Payout PayoutConfig
+	// Devolutions (config_devolutions.go).
+	Devolution DevolutionConfig
 
 	// Reconcile is how often the acquirer's received PIX are reconciled; 0: never
 	// (reconcile.go).
@@ -105,6 +107,7 @@ func settings() []setting {
 		coreSettings(),
 		acquirerSettings(),
 		payoutSettings(),
+		devolutionSettings(),
 		reconcileSettings(),
 		callbackSettings(),
 	)

@@ -31,17 +31,22 @@ var errNoAcquirer = errors.New("no acquirer API is configured (PIXGATE_ACQUIRER_
 
 // noAcquirer is production without PIXGATE_ACQUIRER_API_URL: no devolution can be asked for,
 // so a refund stays PROCESSING until the acquirer's callback settles it, and a late payment
-// stays in suspense for operations (the use cases report it).
+// stays in suspense for operations (the outbox reports it); both stay recorded and due, and
+// are sent once an acquirer API is configured.
 type noAcquirer struct{}
 
 func (noAcquirer) RequestDevolution(context.Context, ports.Devolution) (ports.DevolutionResult, error) {
 	return ports.DevolutionResult{}, errNoAcquirer
 }
 
-// reportRefund logs a refund whose devolution could not be asked for, or whose answer could
-// not be applied: the refund stays PROCESSING and the acquirer's callback settles it.
+func (noAcquirer) Devolution(context.Context, string, string) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{}, errNoAcquirer
+}
+
+// reportRefund logs a refund whose devolution's first step could not be stored: the refund is
+// stored, and the devolution outbox takes the step again.
 func (a *app) reportRefund(err error) {
-	a.log.Warn("refund left for the acquirer's callback", slog.String("error", err.Error()))
+	a.log.Warn("refund stored; its devolution is left to the outbox", slog.String("error", err.Error()))
 }
 
 // latePayment counts a payment that belonged to no charge (a late payment, or one of another
@@ -57,7 +62,7 @@ func (a *app) latePayment(l application.LatePayment) {
 		slog.String("devolutionId", l.Devolution.ID),
 	}
 	if l.Err != nil {
-		a.log.Warn("late payment kept in suspense: the devolution request failed",
+		a.log.Warn("late payment in suspense: its devolution is recorded and sent by the outbox",
 			append(attrs, slog.String("error", l.Err.Error()))...)
 		return
 	}

@@ -39,7 +39,7 @@ func (a *app) pixNotifications() *application.ApplyPixNotifications {
 		r := a.sandbox.account
 		receiver = &r
 	}
-	a.notifications = application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.acquirer,
+	a.notifications = application.NewApplyPixNotifications(a.stores.transactions, a.stores.ledger, a.devolutions,
 		pix.TxIDDecoder{}, a.clock, a.transactionFee(), receiver, a.latePayment)
 	return a.notifications
 }

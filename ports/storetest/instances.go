@@ -26,7 +26,8 @@ type Instance struct {
 // expiry whichever instance's sweeper runs, no status change or delivery lease lost to the
 // other, one lease per delivery, a revocation never undone by a record of use, one
 // withdrawal per check of the balance, a payment and its fee recorded in one step, and one
-// claim of a payout at a time, serialised with a cancel.
+// claim of a payout at a time, serialised with a cancel, and one claim of a devolution at a
+// time.
 func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 	for _, c := range []struct {
 		name string
@@ -40,6 +41,7 @@ func TestInstances(t *testing.T, newPair func(t *testing.T) (a, b Instance)) {
 		{"payments with fees and withdrawals through two instances never overdraw", instPaymentFeeOneStep},
 		{"a revocation racing records of use from another instance stays", instRevocationStays},
 		{"claims of one payout from two instances hand it to one, and a cancel racing a claim makes one of the two", instPayoutClaims},
+		{"claims of one devolution (a refund's, a late payment's) from two instances hand it to one", instDevolutionClaims},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newPair) })
 	}

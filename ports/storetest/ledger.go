@@ -33,6 +33,8 @@ func TestLedger(t *testing.T, newStore func(t *testing.T) Stores) {
 		{"recover finds nothing to do on a store nothing interrupted", ledgerRecoverFindsNothingDoStore},
 		{"random interleavings keep every ledger equal to what the histories imply", ledgerRandomInterleavingsKeepLedgerEqual},
 		{"a payment and its fee are one step: withdrawals racing them never overdraw", ledgerPaymentFeeOneStep},
+		{"a late payment's devolution is recorded by its first marking, updated alone, and listed while due", ledgerLateDevolutionRecordedWithMarking},
+		{"of concurrent claims of one late payment's devolution exactly one wins", ledgerConcurrentClaimsOneLateDevolutionOneWins},
 	})
 }
 
@@ -421,7 +423,7 @@ func ledgerPaymentEndEndIdClaimed(t *testing.T, newStore func(t *testing.T) Stor
 	if len(winners) != 1 {
 		t.Errorf("claims answered %v, want one winner for all", winners)
 	}
-	if err := s.Ledger.MarkLate(ctx, e2e); err != nil {
+	if err := s.Ledger.MarkLate(ctx, e2e, epoch); err != nil {
 		t.Fatalf("MarkLate: %v", err)
 	}
 	late, err := s.Ledger.LatePayments(ctx)

@@ -50,6 +50,8 @@ func TestTransactions(t *testing.T, newStore func(t *testing.T) Stores) {
 		{"each filter field selects its transactions", txFilterFieldSelectsTransactions},
 		{"listExpired lists transactions awaiting payment whose QR code expired at or before now", txListExpiredListsTransactionsAwaitingPayment},
 		{"listByStatus lists transactions that entered the status at or before until, oldest first", txListByStatusListsTransactionsEnteredStatus},
+		{"a refund's devolution reads back as stored, listed while due, the earliest first, never once the refund is done", txDevolutionDispatchReadsBackAndListsDue},
+		{"of concurrent claims of one refund's devolution exactly one wins", txConcurrentClaimsOneDevolutionOneWins},
 	})
 }
 

@@ -73,7 +73,9 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 		CreateTransaction: create,
 		GetTransaction:    application.NewGetTransaction(txs),
 		ListTransactions:  application.NewListTransactions(txs),
-		RefundTransaction: application.NewRefundTransaction(txs, sandbox.NewAcquirer(clock), ids, clock, func(error) {}),
+		RefundTransaction: application.NewRefundTransaction(txs, application.NewSendDevolutions(txs, ledger, sandbox.NewAcquirer(clock), clock,
+			application.DevolutionSettings{CheckEvery: 5 * time.Minute, Claim: application.ClaimMargin + 10*time.Second},
+			func(application.DevolutionReport) {}), ids, clock, func(error) {}),
 		Withdrawals: httpapi.WithdrawalDeps{
 			Create: application.NewCreateWithdrawal(wds, ids, clock, application.WithdrawalSettings{
 				Acquirer: emitter.Acquirer(), Fee: ledgerWithdrawalFee, Payer: &payer,

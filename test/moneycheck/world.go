@@ -67,7 +67,13 @@ func newUseCases(in Instance, renderer ports.QRRenderer, report func(error)) (*u
 		return nil, fmt.Errorf("moneycheck: the receiving account: %w", err)
 	}
 	clock, ids := system.Clock{}, system.UUIDs{}
-	acquirer := sandbox.NewAcquirer(clock)
+	devolutions := application.NewSendDevolutions(in.Transactions, in.Ledger, sandbox.NewAcquirer(clock), clock,
+		application.DevolutionSettings{CheckEvery: 5 * time.Minute, Claim: application.ClaimMargin + 10*time.Second},
+		func(r application.DevolutionReport) {
+			if r.Level == application.DevolutionError {
+				report(fmt.Errorf("devolution %s: %s: %v", r.Devolution.ID, r.What, r.Err))
+			}
+		})
 	late := func(lp application.LatePayment) {
 		if lp.Err != nil {
 			report(fmt.Errorf("late payment %s: its devolution: %w", lp.Claim.EndToEndID, lp.Err))
@@ -78,8 +84,8 @@ func newUseCases(in Instance, renderer ports.QRRenderer, report func(error)) (*u
 	now.StartAtOnce = true
 	return &useCases{
 		create:        application.NewCreateTransaction(in.Transactions, emitter, renderer, ids, system.Capabilities{}, clock),
-		notify:        application.NewApplyPixNotifications(in.Transactions, in.Ledger, acquirer, pix.TxIDDecoder{}, clock, paymentFee, &receiver, late),
-		refund:        application.NewRefundTransaction(in.Transactions, acquirer, ids, clock, report),
+		notify:        application.NewApplyPixNotifications(in.Transactions, in.Ledger, devolutions, pix.TxIDDecoder{}, clock, paymentFee, &receiver, late),
+		refund:        application.NewRefundTransaction(in.Transactions, devolutions, ids, clock, report),
 		getTx:         application.NewGetTransaction(in.Transactions),
 		balance:       application.NewGetBalance(in.Ledger),
 		steer:         sandbox.NewTransactionSteering(in.Transactions, clock, paymentFee, receiver),

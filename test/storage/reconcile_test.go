@@ -25,6 +25,10 @@ func (noDevolutions) RequestDevolution(context.Context, ports.Devolution) (ports
 	return ports.DevolutionResult{}, ports.ErrAcquirerUnavailable
 }
 
+func (noDevolutions) Devolution(context.Context, string, string) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{}, ports.ErrAcquirerUnavailable
+}
+
 // sharedListing is the PSP's listing both instances read. It counts the passes listing at
 // once (a pass lists page 0 first and its last page last), and the most ever seen.
 type sharedListing struct {
@@ -100,7 +104,9 @@ func TestTwoInstancesReconcileOnePassAtATime(t *testing.T) {
 	jobs := make([]*application.ReconcileWithAcquirer, 0, 4)
 	for i, st := range []ports.Reconciliations{a.Reconciliations(), b.Reconciliations(), a.Reconciliations(), b.Reconciliations()} {
 		store := []storePorts{{a.Transactions(), a.Ledger()}, {b.Transactions(), b.Ledger()}}[i%2]
-		notes := application.NewApplyPixNotifications(store.tx, store.ledger, noDevolutions{}, pix.TxIDDecoder{}, wallClock{},
+		devolutions := application.NewSendDevolutions(store.tx, store.ledger, noDevolutions{}, wallClock{},
+			application.DevolutionSettings{CheckEvery: time.Minute, Claim: time.Minute}, func(application.DevolutionReport) {})
+		notes := application.NewApplyPixNotifications(store.tx, store.ledger, devolutions, pix.TxIDDecoder{}, wallClock{},
 			domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		jobs = append(jobs, application.NewReconcileWithAcquirer(listing, st, store.tx, notes, wallClock{},
 			application.ReconcileSettings{Holder: "instance-" + string(rune('a'+i))}, func(application.Reconciled) { applied.Add(1) }))

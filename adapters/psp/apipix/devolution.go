@@ -36,10 +36,11 @@ type devolutionAnswer struct {
 // RequestDevolution asks for the devolution d, nature ORIGINAL (the payment itself is
 // returned), with one PUT /pix/{e2eid}/devolucao/{id}. The PUT is not repeated by the
 // transport: API Pix refuses an id already used (400), so a repeat after a PUT the PSP carried
-// out would read as a refusal; a caller that must know reads the devolution back (GET) instead.
-// The answer's status maps one to one; an answer that does not name the devolution asked, or
-// says DEVOLVIDO without its rtrId, is an error, as is any end but a 2xx answer: the outcome is
-// then unknown, as ports.Acquirer says, and the PSP's callback settles it.
+// out would read as a refusal; a caller that must know reads the devolution back (Devolution)
+// instead. The answer's status maps one to one. A 4xx answer is ports.ErrDevolutionRefused
+// (devolution_read.go); an answer that does not name the devolution asked, or says DEVOLVIDO
+// without its rtrId, is an error, as is every other end: the outcome is then unknown, as
+// ports.Acquirer says.
 func (c *Client) RequestDevolution(ctx context.Context, d ports.Devolution) (ports.DevolutionResult, error) {
 	if !alphanumeric(d.EndToEndID, 64) || !alphanumeric(d.ID, 35) || d.Amount < 1 {
 		return ports.DevolutionResult{}, fmt.Errorf("apipix: a devolution needs a payment's endToEndId, an id of 1 to 35 characters [A-Za-z0-9] and an amount")
@@ -50,7 +51,7 @@ func (c *Client) RequestDevolution(ctx context.Context, d ports.Devolution) (por
 		Body: devolutionRequest{Valor: d.Amount.Reais(), Natureza: "ORIGINAL", Descricao: description(d.Reason)},
 	}, &ans)
 	if err != nil {
-		return ports.DevolutionResult{}, fmt.Errorf("apipix: devolution %s of %s: %w", d.ID, d.EndToEndID, err)
+		return ports.DevolutionResult{}, devolutionError("devolution "+d.ID+" of "+d.EndToEndID, err, true)
 	}
 	return devolutionResult(d, ans)
 }

@@ -132,7 +132,7 @@ func TestAReusedDevolutionIDIsRefusedByThePSP(t *testing.T) {
 	if _, err := c.RequestDevolution(context.Background(), refund(e2e, "")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.RequestDevolution(context.Background(), refund(e2e, "")); !errors.Is(err, psp.ErrRefused) {
+	if _, err := c.RequestDevolution(context.Background(), refund(e2e, "")); !errors.Is(err, ports.ErrDevolutionRefused) {
 		t.Fatalf("second PUT with the same id: %v, want the PSP's refusal", err)
 	}
 }

@@ -6,7 +6,9 @@
 // What pixgate asks of the API, each operation in a file of its own:
 //
 //   - devolutions (devolution.go): PUT /pix/{e2eid}/devolucao/{id} returns a payment, or part
-//     of it, to its payer (ports.Acquirer).
+//     of it, to its payer (ports.Acquirer);
+//   - their read back (devolution_read.go): GET /pix/{e2eid}/devolucao/{id}, and the transport's
+//     errors as the port's (a refusal, a devolution the PSP never made, an unknown outcome).
 //
 // Other operations (charges, the webhook, the PIX received) join the Client in files of their
 // own; each states its port at compile time. Transport answers the shared client for an
