@@ -58,7 +58,7 @@ test-integration:
 
 ## test-integration-suites: the test/ module's suites (FerretDB on SQLite), then the bounds of the
 ## background work (test/e2e) on FerretDB over PostgreSQL, where the machine has PostgreSQL's
-## programs (CI installs them; README, "Background work")
+## programs (CI installs them; docs/STORAGE.md, "Background work")
 BOUNDS_TEST = ^TestBackgroundWorkKeepsItsBoundsUnderManyMerchants$$
 test-integration-suites:
 	@status=0; \
@@ -120,7 +120,7 @@ qr-readback: zbar
 ## without container images: the FerretDB v1.24 the test suites embed (test/internal/ferretmain),
 ## in the foreground until Ctrl-C. Its data stays in FERRETDB_DIR across runs: in a PostgreSQL
 ## server of its own when Debian's PostgreSQL is installed (apt-get install postgresql), else in
-## SQLite files (FERRETDB_BACKEND=sqlite asks for SQLite anyway). README, "Storage".
+## SQLite files (FERRETDB_BACKEND=sqlite asks for SQLite anyway). docs/STORAGE.md, "The stores".
 FERRETDB_ADDR    ?= 127.0.0.1:27017
 FERRETDB_DIR     ?= .ferretdb
 FERRETDB_BACKEND ?= postgresql

@@ -15,7 +15,7 @@ import (
 const DefaultPixLocationCacheSize = 10_000
 
 // ShowPixLocation answers a dynamic charge's payload location: the JWS a payer's bank reads
-// before it pays (README, "Dynamic charges"). The location id is the authority (a capability
+// before it pays (docs/API.md, Dynamic charges). The location id is the authority (a capability
 // URL): no principal is asked for. A malformed id answers domain.ErrNotFound before any
 // look-up, an unknown one after the store's indexed look-up, exactly alike.
 //

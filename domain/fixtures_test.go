@@ -142,7 +142,7 @@ func expireAt(tx *domain.Transaction, now time.Time) time.Time {
 	return now
 }
 
-// txTriggers lists every trigger method with the one move it makes in the state table (README, "Lifecycle, sandbox and refunds").
+// txTriggers lists every trigger method with the one move it makes in the state table (docs/API.md, States and transitions).
 var txTriggers = []txTrigger{
 	{"AttachPix", domain.TxPending, domain.TxPixQRCodeGenerated, func(tx *domain.Transaction, now time.Time) error {
 		return tx.AttachPix(pixFor(tx, now), now)

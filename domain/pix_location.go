@@ -6,8 +6,8 @@ import (
 )
 
 // A dynamic BR Code holds no amount and no key: it holds a URL, the charge's payload location,
-// from which the payer's bank reads a signed description of the charge (README, "Dynamic
-// charges"). The location id is the capability in that URL, random and never derived from the
+// from which the payer's bank reads a signed description of the charge (docs/API.md,
+// Dynamic charges). The location id is the capability in that URL, random and never derived from the
 // transaction id; the cob txid is the charge's txid at the acquirer, by which the acquirer's
 // callback names the payment. Both are set once, when the charge is emitted, and never change.
 

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TransactionStatus is a status of the transaction state machine (README, "Lifecycle, sandbox and refunds").
+// TransactionStatus is a status of the transaction state machine (docs/API.md, States and transitions).
 type TransactionStatus string
 
 const (
@@ -42,7 +42,7 @@ func (s TransactionStatus) Final() bool {
 	return s == TxRefunded || s == TxInfraction || s == TxFailed
 }
 
-// transactionMoves is the transaction state table (README, "Lifecycle, sandbox and refunds").
+// transactionMoves is the transaction state table (docs/API.md, States and transitions).
 var transactionMoves = map[TransactionStatus][]TransactionStatus{
 	TxPending:              {TxPixQRCodeGenerated, TxFailed},
 	TxPixQRCodeGenerated:   {TxPaid, TxFailed},

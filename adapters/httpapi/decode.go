@@ -240,7 +240,7 @@ func holdsNUL(v any) bool {
 }
 
 // isIntegerLiteral accepts JSON integers only: no fraction, no exponent ("100.0" and "1e3"
-// are refused, as the README says).
+// are refused, as docs/API.md, Creating a transaction says).
 func isIntegerLiteral(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	if s == "" {

@@ -8,7 +8,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// EventEncoder writes the body of a webhook notification (README, Webhooks):
+// EventEncoder writes the body of a webhook notification (docs/API.md, Webhooks):
 // {"id", "type", "createdAt", "data"}, where data is the resource exactly as its GET answers
 // it, masking included, paymentUrl included, as it was right after the transition (the event's
 // snapshot). It lives here because the resource's JSON shape is this adapter's to define.

@@ -12,7 +12,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// Paging of GET /transaction (README, Listing).
+// Paging of GET /transaction (docs/API.md, Listing).
 const (
 	defaultPerPage = 20
 	maxPerPage     = 100

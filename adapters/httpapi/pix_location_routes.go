@@ -9,7 +9,7 @@ import (
 	"github.com/pixgate/pixgate/application"
 )
 
-// PixLocationDeps are the payload locations of dynamic charges (README, "Dynamic charges"):
+// PixLocationDeps are the payload locations of dynamic charges (docs/API.md, Dynamic charges):
 // GET /pix/qr/{locationId}, the signed charge a payer's bank reads, and GET /pix/jwks, the key
 // set that verifies it. Registered when Show is set (pixgate has a public address).
 type PixLocationDeps struct {

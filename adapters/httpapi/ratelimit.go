@@ -12,7 +12,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// RateLimiter limits requests per client account with a token bucket per account (README,
+// RateLimiter limits requests per client account with a token bucket per account (docs/API.md,
 // Rate limits). A RateShare divides the limit among the live instances of the service;
 // without one the limit holds per process. Buckets of idle accounts are dropped once they are full again
 // (a new bucket starts full, so dropping a full one changes nothing), keeping memory bounded

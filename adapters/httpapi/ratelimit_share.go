@@ -10,7 +10,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// Heartbeats of the instances sharing the rate limits (README, Rate limits).
+// Heartbeats of the instances sharing the rate limits (docs/API.md, Rate limits).
 const (
 	// HeartbeatInterval is how often an instance renews its registration and learns how
 	// many instances share the limits.

@@ -19,7 +19,7 @@ import (
 
 // The ozzo-validation rules of the API. Each works on the pointer fields of a request
 // (nil means absent and passes: presence is the job of required) and fails with a
-// validation.Error whose code is one of the API's field-level codes (README, Errors).
+// validation.Error whose code is one of the API's field-level codes (docs/API.md, Errors).
 
 func fieldErr(code, format string, args ...any) validation.Error {
 	return validation.NewError(code, fmt.Sprintf(format, args...))

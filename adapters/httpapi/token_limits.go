@@ -11,7 +11,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// TokenLimits slow down the token endpoints (README, Rate limits) without letting anyone turn
+// TokenLimits slow down the token endpoints (docs/API.md, Rate limits) without letting anyone turn
 // them against a client: a client_id is no secret (it is in every token), so nothing a request
 // with a wrong secret does may keep the right secret from its token.
 //

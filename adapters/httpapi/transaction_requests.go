@@ -156,7 +156,7 @@ var itemsRule = validation.By(func(v any) error {
 	return nil
 })
 
-// parse checks every rule of POST /transaction (README, OpenAPI document), all at once, and
+// parse checks every rule of POST /transaction (docs/API.md, Creating a transaction), all at once, and
 // maps the request to the domain's Order in the same pass: each nested object is parsed by the
 // rule that checks it, so nothing parses twice and no parser's error can be lost. now judges
 // the customer's birthdate. The order is meaningful only when no field error is returned.

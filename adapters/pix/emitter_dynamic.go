@@ -12,8 +12,8 @@ import (
 // A dynamic BR Code names no key and no amount: merchant account information (26) holds the
 // GUI and, in 26-25, the charge's payload location without "https://"; the amount (54) is left
 // out and the txid (62-05) is "***". The payer's bank fetches the location and reads the
-// amount, the expiry, the status and the charge's txid from the signed answer there (README,
-// "Dynamic charges").
+// amount, the expiry, the status and the charge's txid from the signed answer there (docs/API.md,
+// Dynamic charges).
 //
 // The location id and the cob txid are each 26 characters from crypto/rand.Text: 130 random
 // bits in the base32 alphabet (A-Z, 2-7), which lies within the [A-Za-z0-9] both must use.

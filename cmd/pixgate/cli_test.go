@@ -49,7 +49,7 @@ func TestEveryHelpRequestPrintsUsageAndSucceeds(t *testing.T) {
 				t.Fatalf("exit with %v", err)
 			}
 			for _, want := range []string{"pixgate clients create", "pixgate clients list", "pixgate clients disable",
-				"pixgate ledger verify", "pixgate [serve]", "pixgate help settings", "README's Configuration table"} {
+				"pixgate ledger verify", "pixgate [serve]", "pixgate help settings", "Configuration table of\ndocs/OPERATIONS.md"} {
 				if !strings.Contains(out, want) {
 					t.Fatalf("usage lacks %q:\n%s", want, out)
 				}

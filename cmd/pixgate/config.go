@@ -100,8 +100,8 @@ type setting struct {
 	set  func(c *Config, v string) error
 }
 
-// settings lists every variable pixgate reads; the README's configuration table is checked
-// against it by a test.
+// settings lists every variable pixgate reads; the configuration table of docs/OPERATIONS.md
+// is checked against it by a test.
 func settings() []setting {
 	return slices.Concat(
 		coreSettings(),

@@ -121,10 +121,11 @@ func TestPublicURL(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryVariable keeps the README's configuration table and the code's list of
-// variables the same, names and defaults.
-func TestREADMEListsEveryVariable(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
+// TestSettingsTableListsEveryVariable keeps the configuration table of docs/OPERATIONS.md and
+// the code's list of variables (settings) the same, names and defaults.
+func TestSettingsTableListsEveryVariable(t *testing.T) {
+	const table = "docs/OPERATIONS.md"
+	raw, err := os.ReadFile("../../" + table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,16 +139,16 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 		inCode = append(inCode, s.name)
 		def, ok := documented[s.name]
 		if !ok {
-			t.Errorf("README lacks a row for %s (| `%s` | `%s` | %s |)", s.name, s.name, s.def, s.doc)
+			t.Errorf("%s lacks a row for %s (| `%s` | `%s` | %s |)", table, s.name, s.name, s.def, s.doc)
 			continue
 		}
 		if def != s.def {
-			t.Errorf("README gives %s the default %q; the code has %q", s.name, def, s.def)
+			t.Errorf("%s gives %s the default %q; the code has %q", table, s.name, def, s.def)
 		}
 	}
 	for name := range documented {
 		if !slices.Contains(inCode, name) {
-			t.Errorf("README documents %s, which the code does not read", name)
+			t.Errorf("%s documents %s, which the code does not read", table, name)
 		}
 	}
 }

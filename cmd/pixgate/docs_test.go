@@ -5,10 +5,13 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // repoRoot is the repository's top directory, seen from this package.
@@ -136,5 +139,125 @@ func TestDocsAPICitationsNameExistingHeadings(t *testing.T) {
 	}
 	if citations < 20 {
 		t.Fatalf("only %d citations of docs/API.md found; the check saw too little", citations)
+	}
+}
+
+// markdownDocs reads README.md and every docs/*.md (docs/adr/*.md included), by their paths
+// from the repository's top.
+func markdownDocs(t *testing.T) map[string]string {
+	t.Helper()
+	docs := map[string]string{}
+	for f, text := range textFiles(t) {
+		if f == "README.md" || (strings.HasPrefix(f, "docs/") && strings.HasSuffix(f, ".md")) {
+			docs[f] = text
+		}
+	}
+	if len(docs) < 8 {
+		t.Fatalf("only %d markdown documents found; the check saw too little", len(docs))
+	}
+	return docs
+}
+
+// headingAnchors are the anchors GitHub gives a document's headings: lower case, punctuation
+// but hyphens and underscores dropped, spaces as hyphens, and -1, -2, ... for repeats.
+func headingAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	fenced := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			anchors[a+"-"+strconv.Itoa(n)] = true
+		} else {
+			anchors[a] = true
+		}
+		seen[a]++
+	}
+	return anchors
+}
+
+// TestMarkdownLinksResolve fails when a relative link of README.md or docs/*.md names a file that
+// does not exist, or an anchor that is no heading of the document it points at: a section moved
+// from one document to another leaves no link behind.
+func TestMarkdownLinksResolve(t *testing.T) {
+	docs := markdownDocs(t)
+	files := map[string]bool{}
+	for _, f := range repoFiles(t) {
+		files[filepath.ToSlash(f)] = true
+		for d := path.Dir(filepath.ToSlash(f)); d != "."; d = path.Dir(d) {
+			files[d] = true
+		}
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	fence := regexp.MustCompile("(?ms)^```.*?^```")
+	checked := 0
+	for f, text := range docs {
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(text, ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := f
+			if file != "" {
+				dest = path.Clean(path.Join(path.Dir(f), file))
+				if !files[strings.TrimSuffix(dest, "/")] {
+					t.Errorf("%s links to %s: no such file", f, target)
+					continue
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			text, ok := docs[dest]
+			if !ok {
+				t.Errorf("%s links to %s: an anchor in a file that is not a markdown document", f, target)
+				continue
+			}
+			if !headingAnchors(text)[anchor] {
+				t.Errorf("%s links to %s: %s has no heading #%s", f, target, dest, anchor)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d relative links checked; the check saw too little", checked)
+	}
+}
+
+// TestREADMEIsANewcomersTenMinutes keeps the README short, its two commands named, and a way
+// from it to every document under docs/: the reference lives there, once.
+func TestREADMEIsANewcomersTenMinutes(t *testing.T) {
+	docs := markdownDocs(t)
+	readme := docs["README.md"]
+	if n := strings.Count(readme, "\n"); n > 320 {
+		t.Errorf("README.md has %d lines; it is a newcomer's ten minutes (about 300): move the detail to docs/", n)
+	}
+	for _, want := range []string{"make run", "make test", "make test-fast"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md does not mention %q", want)
+		}
+	}
+	for f := range docs {
+		if strings.HasPrefix(f, "docs/") && path.Dir(f) == "docs" && !strings.Contains(readme, "]("+f+")") {
+			t.Errorf("README.md has no link to %s (its \"Where to read more\" table lists every document)", f)
+		}
 	}
 }

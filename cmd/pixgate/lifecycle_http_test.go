@@ -16,7 +16,7 @@ import (
 )
 
 // The lifecycle over HTTP: the sandbox walks transactions through every path of the state
-// table (README, "Lifecycle, sandbox and refunds"), and every illegal step answers 409 and changes nothing. Helpers
+// table (docs/API.md, States and transitions), and every illegal step answers 409 and changes nothing. Helpers
 // here start with "lc".
 
 var (

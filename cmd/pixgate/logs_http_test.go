@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// What the logs may say (README, "Security"): JSON lines with the request id, and never a
+// What the logs may say (docs/OPERATIONS.md, "Logs"): JSON lines with the request id, and never a
 // secret, a token, a full document or a customer's contact data. These tests run `serve` as the
 // program runs it (its own logger, at debug level so that nothing hides below the threshold),
 // walk every route that handles such data, and search each log line for each of them.

@@ -29,7 +29,7 @@ import (
 )
 
 // Least privilege, the token endpoints' scope parameter, /oauth/token and its metadata, and
-// the token limits, through the whole app over real HTTP (README: Tokens and OAuth clients).
+// the token limits, through the whole app over real HTTP (docs/API.md, OAuth clients).
 
 var tkTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// serve draws QR images in a child process (PIXGATE_QR_PROCESS, README "Configuration"): this
+// serve draws QR images in a child process (PIXGATE_QR_PROCESS, docs/OPERATIONS.md "Container image"): this
 // test binary, started as "qr-worker" (TestMain). These tests run serve as the program runs it
 // and look at that process from outside: it exists while serve runs, at the lowest priority,
 // creations draw through it, a crash of it costs the creations in flight a 503 and nothing

@@ -27,7 +27,7 @@ import (
 // cost, and work that is due (a change a crash left without its entries, a refund to settle,
 // an expiry) is acted on within the job's bound plus the sweep's own time. The dispatcher (a
 // worker) paces its idle polls the same way (application.DispatcherConfig.MaxPollInterval),
-// and so does the payout outbox (a job). The README's "Background work" states the bounds; a
+// and so does the payout outbox (a job). docs/STORAGE.md, "Background work" states the bounds; a
 // change to the paces below changes them. On FerretDB on SQLite, whose sweeps read every
 // document, the bounds cost the store's time (docs/PERFORMANCE.md measures how much).
 //

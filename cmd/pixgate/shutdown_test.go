@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// SIGTERM, as an orchestrator sends it, to the real program under load (README, "Container image": SIGTERM):
+// SIGTERM, as an orchestrator sends it, to the real program under load (docs/API.md, Operational routes: SIGTERM):
 // it stops accepting, finishes the requests in flight, stops its background work and exits 0.
 // Helpers here start with "sd".
 

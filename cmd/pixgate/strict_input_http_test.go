@@ -9,7 +9,7 @@ import (
 )
 
 // Strict input at the HTTP boundary, with real JSON over real HTTP: what encoding/json and
-// net/url forgive, the API refuses (README, Strict input).
+// net/url forgive, the API refuses (docs/API.md, Strict input).
 
 // countTransactions is how many transactions the token's account has.
 func (e *env) countTransactions(tok string) float64 {

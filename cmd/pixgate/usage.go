@@ -25,8 +25,8 @@ usage:
                                                     (PIXGATE_QR_PROCESS); not for direct use
 
 Every command reads its configuration from PIXGATE_* environment variables:
-"pixgate help settings" lists them with their defaults, and the README's Configuration table
-explains them.
+"pixgate help settings" lists them with their defaults, and the Configuration table of
+docs/OPERATIONS.md explains them.
 `
 
 // helpWidth bounds the lines of every help text, so that they read in a terminal of 100
@@ -116,7 +116,7 @@ func unknownSettings(environ []string) []string {
 	seen := map[string]bool{}
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		// PIXGATE_TEST_* belong to the test suites (README, Tests), not to the program.
+		// PIXGATE_TEST_* belong to the test suites (docs/TESTING.md), not to the program.
 		if !strings.HasPrefix(name, "PIXGATE_") || strings.HasPrefix(name, "PIXGATE_TEST_") || seen[name] {
 			continue
 		}

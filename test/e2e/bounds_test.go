@@ -20,7 +20,7 @@ import (
 	"github.com/pixgate/pixgate/test/testdb"
 )
 
-// The bounds of the background work, as the README's "Background work" states them, and the
+// The bounds of the background work, as docs/STORAGE.md's "Background work" states them, and the
 // settings they depend on here.
 const (
 	// boundsSettle is PIXGATE_SANDBOX_SETTLE_SECONDS in this suite.
@@ -33,7 +33,7 @@ const (
 	dispatchBound = 5 * time.Second
 	// expiryBound: an unpaid charge is FAILED within 20 s of its expirationDate.
 	expiryBound = 20 * time.Second
-	// boundsSlack is what the README adds to each bound, "the time the store takes to answer
+	// boundsSlack is what docs/STORAGE.md adds to each bound, "the time the store takes to answer
 	// the sweep" (and to store what the sweep found), plus, for webhooks, the delivery itself:
 	// the lags below are read from pixgate's own timestamps (the status history, the event's
 	// createdAt) and from the receiver's clock on the same host, so the test's own polling
@@ -45,7 +45,7 @@ const (
 // requests overlap and the events (115) come at about two a second for fifty seconds. One
 // dispatcher on FerretDB delivers about that many on this project's busy 2-core test machine,
 // and no more: a burst far above it (300 events in 20 s) queues for a minute, whatever the
-// bounds (see the README, "Background work").
+// bounds (see docs/STORAGE.md, "Background work").
 const (
 	boundsMerchants = 20
 	boundsStagger   = 2500 * time.Millisecond
@@ -56,7 +56,7 @@ const (
 // TestBackgroundWorkKeepsItsBoundsUnderManyMerchants checks, over HTTP against a pixgate on
 // the MongoDB protocol (FerretDB over PostgreSQL, PIXGATE_TEST_FERRETDB_BACKEND=postgresql, or
 // the MongoDB image PIXGATE_TEST_MONGO_IMAGE names; it skips on FerretDB over SQLite), that every background job that moves money or tells merchants about it acts
-// within the bound the README states while many merchants work at once:
+// within the bound docs/STORAGE.md states while many merchants work at once:
 //
 //   - twenty merchants, each with a webhook URL of its own, start one after another; each
 //     creates a charge that expires a minute later and runs one of three flows: a charge paid
@@ -78,7 +78,7 @@ func TestBackgroundWorkKeepsItsBoundsUnderManyMerchants(t *testing.T) {
 	if os.Getenv(testdb.EnvMongoImage) == "" && ferretBackend() == "sqlite" {
 		// FerretDB on SQLite filters on nothing but _id: every sweep and every claim reads
 		// whole collections, and under this load requests wait out the store's 5 s timeout
-		// (README, "Background work"). The bounds are stated for MongoDB and FerretDB over
+		// (docs/STORAGE.md, "Background work"). The bounds are stated for MongoDB and FerretDB over
 		// PostgreSQL; make test runs this test on the latter.
 		t.Skipf("the bounds are checked on FerretDB over PostgreSQL (%s=postgresql) or MongoDB (%s), not on SQLite", testdb.EnvBackend, testdb.EnvMongoImage)
 	}

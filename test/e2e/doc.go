@@ -34,7 +34,7 @@
 //     refused payout gives the money back.
 //   - TestBackgroundWorkKeepsItsBoundsUnderManyMerchants: twenty merchants at once, with
 //     expiring charges, sandbox refunds, disputes, withdrawals and webhooks: every settlement,
-//     expiry and delivery within the bound the README states ("Background work").
+//     expiry and delivery within the bound docs/STORAGE.md states ("Background work").
 //   - TestThreeInstancesShareTheRateLimits: POST /transaction and the token endpoint flooded
 //     through three instances, then two: together they let through the configured rate.
 //

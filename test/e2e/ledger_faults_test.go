@@ -87,7 +87,7 @@ func TestKilledBetweenAStatusChangeAndItsEntriesLeavesTheLedgerWhole(t *testing.
 		t.Fatalf("only %d movements of money were acknowledged before the kills: the mix did not run", total.moved())
 	}
 
-	// Recover runs at start and then 5 s apart at most (README, "Background work"), and takes
+	// Recover runs at start and then 5 s apart at most (docs/STORAGE.md, "Background work"), and takes
 	// what is older than 10 s: what the last kill left has its entries within 30 s of the
 	// restart (the restart itself, slow on a busy machine, is not the bound's). Then the
 	// sandbox settles what is in progress (1 s, and 3 s apart at most).

@@ -56,7 +56,7 @@ var _ testcontainers.ContainerCustomizer = Option(nil)
 
 // WithClient seeds a client account with a credential of fixed id and secret, so that a test
 // knows them in advance. The secret must have at least 32 characters. Without scopes the
-// account gets every scope, account:admin included (the README's scope table). Each WithClient
+// account gets every scope, account:admin included (docs/API.md, Scopes). Each WithClient
 // adds an account; TokenSource uses the first.
 func WithClient(name, id, secret string, scopes ...string) Option {
 	return func(o *options) error {
@@ -79,7 +79,7 @@ func WithClient(name, id, secret string, scopes ...string) Option {
 	}
 }
 
-// WithEnv sets pixgate's PIXGATE_* settings (its README lists them), for instance
+// WithEnv sets pixgate's PIXGATE_* settings (docs/OPERATIONS.md, Configuration lists them), for instance
 // PIXGATE_RATE_LIMIT_RPS=0 to lift the rate limit of transaction creation, or
 // PIXGATE_SANDBOX_SETTLE_SECONDS. It is testcontainers.WithEnv; accounts belong in WithClient,
 // which PIXGATE_SEED_CLIENTS here would override.
