@@ -418,7 +418,7 @@ func TestAcquirerLatePaymentReturnedAtOnce(t *testing.T) {
 func (w *lcWorld) suspense(t *testing.T) domain.Cents {
 	t.Helper()
 	// The repository fakes post no merchant entries, so only the service's ledger is audited.
-	rep, err := application.NewVerifyLedger(w.ledger, w.repo, newFakeWithdrawals(w.ledger), newFakeAccounts()).Execute(context.Background(), "")
+	rep, err := application.NewVerifyLedger(w.ledger, w.repo, newFakeWithdrawals(w.ledger), newAccounts()).Execute(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

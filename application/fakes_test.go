@@ -10,7 +10,6 @@ package application_test
 // tests.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -25,8 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/porttest"
 )
 
 // Each fake is the port it stands for.
@@ -34,7 +35,6 @@ var (
 	_ ports.Clock                 = (*fakeClock)(nil)
 	_ ports.IDGenerator           = (*fakeIDs)(nil)
 	_ ports.CapabilityGenerator   = (*fakeCapabilities)(nil)
-	_ ports.AccountRepository     = (*fakeAccounts)(nil)
 	_ ports.TransactionRepository = (*fakeTransactions)(nil)
 	_ ports.WithdrawalRepository  = (*fakeWithdrawals)(nil)
 	_ ports.Ledger                = (*fakeLedger)(nil)
@@ -87,223 +87,8 @@ func (g *fakeIDs) NewID() string {
 	return fmt.Sprintf("00000000-0000-4000-8000-%012d", g.n)
 }
 
-// fakeAccounts is an in-memory ports.AccountRepository that can be told to fail and counts calls.
-type fakeAccounts struct {
-	mu          sync.Mutex
-	accounts    map[string]*domain.Account
-	credentials map[string]domain.Credential
-	calls       map[string]int
-	fail        error // returned by every call when set
-	// beforeCreateCredential runs before CreateCredential stores, to stage races.
-	beforeCreateCredential func(domain.Credential)
-}
-
-func newFakeAccounts() *fakeAccounts {
-	return &fakeAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}, calls: map[string]int{}}
-}
-
-func (r *fakeAccounts) enter(name string) error {
-	r.calls[name]++
-	return r.fail
-}
-
-func (r *fakeAccounts) Calls(name string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[name]
-}
-
-func (r *fakeAccounts) ResetCalls() {
-	r.mu.Lock()
-	r.calls = map[string]int{}
-	r.mu.Unlock()
-}
-
-func (r *fakeAccounts) SetFail(err error) {
-	r.mu.Lock()
-	r.fail = err
-	r.mu.Unlock()
-}
-
-func copyAccount(a *domain.Account) *domain.Account {
-	return domain.UnmarshalAccountFromDatabase(a.Record())
-}
-
-func copyCredential(c domain.Credential) domain.Credential {
-	c.SecretHash = bytes.Clone(c.SecretHash)
-	if c.RevokedAt != nil {
-		t := *c.RevokedAt
-		c.RevokedAt = &t
-	}
-	if c.LastUsedAt != nil {
-		t := *c.LastUsedAt
-		c.LastUsedAt = &t
-	}
-	return c
-}
-
-func (r *fakeAccounts) CreateAccount(_ context.Context, a *domain.Account) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("CreateAccount"); err != nil {
-		return err
-	}
-	if _, ok := r.accounts[a.ID()]; ok {
-		return ports.ErrDuplicate
-	}
-	r.accounts[a.ID()] = copyAccount(a)
-	return nil
-}
-
-func (r *fakeAccounts) GetAccount(_ context.Context, id string) (*domain.Account, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("GetAccount"); err != nil {
-		return nil, err
-	}
-	a, ok := r.accounts[id]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	return copyAccount(a), nil
-}
-
-func (r *fakeAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("ListAccounts"); err != nil {
-		return nil, err
-	}
-	out := []*domain.Account{}
-	for _, a := range r.accounts {
-		out = append(out, copyAccount(a))
-	}
-	slices.SortFunc(out, func(a, b *domain.Account) int {
-		if c := a.CreatedAt().Compare(b.CreatedAt()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID(), b.ID())
-	})
-	return out, nil
-}
-
-func (r *fakeAccounts) UpdateAccount(_ context.Context, id string, fn func(*domain.Account) error) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("UpdateAccount"); err != nil {
-		return err
-	}
-	a, ok := r.accounts[id]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	work := copyAccount(a)
-	if err := fn(work); err != nil {
-		return err
-	}
-	rec := work.Record()
-	rec.Version++
-	r.accounts[id] = domain.UnmarshalAccountFromDatabase(rec)
-	return nil
-}
-
-func (r *fakeAccounts) CreateCredential(_ context.Context, c domain.Credential) error {
-	if hook := r.beforeCreateCredential; hook != nil {
-		hook(c)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("CreateCredential"); err != nil {
-		return err
-	}
-	if _, ok := r.accounts[c.AccountID]; !ok {
-		return domain.ErrNotFound
-	}
-	if _, ok := r.credentials[c.ClientID]; ok {
-		return ports.ErrDuplicate
-	}
-	active := 0
-	for _, other := range r.credentials {
-		if other.AccountID == c.AccountID && !other.Revoked() {
-			active++
-		}
-	}
-	if active >= domain.MaxActiveCredentials && !c.Revoked() {
-		return domain.ErrCredentialLimit
-	}
-	r.credentials[c.ClientID] = copyCredential(c)
-	return nil
-}
-
-func (r *fakeAccounts) RecordCredentialUse(_ context.Context, clientID string, at time.Time) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("RecordCredentialUse"); err != nil {
-		return err
-	}
-	c, ok := r.credentials[clientID]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	if c.LastUsedAt == nil || c.LastUsedAt.Before(at) {
-		at = at.UTC()
-		c.LastUsedAt = &at
-		r.credentials[clientID] = c
-	}
-	return nil
-}
-
-func (r *fakeAccounts) GetCredential(_ context.Context, clientID string) (domain.Credential, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("GetCredential"); err != nil {
-		return domain.Credential{}, err
-	}
-	c, ok := r.credentials[clientID]
-	if !ok {
-		return domain.Credential{}, domain.ErrNotFound
-	}
-	return copyCredential(c), nil
-}
-
-func (r *fakeAccounts) ListCredentials(_ context.Context, accountID string) ([]domain.Credential, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("ListCredentials"); err != nil {
-		return nil, err
-	}
-	out := []domain.Credential{}
-	for _, c := range r.credentials {
-		if c.AccountID == accountID {
-			out = append(out, copyCredential(c))
-		}
-	}
-	slices.SortFunc(out, func(a, b domain.Credential) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ClientID, b.ClientID)
-	})
-	return out, nil
-}
-
-func (r *fakeAccounts) RevokeCredential(_ context.Context, accountID, clientID string, at time.Time) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.enter("RevokeCredential"); err != nil {
-		return err
-	}
-	c, ok := r.credentials[clientID]
-	if !ok || c.AccountID != accountID {
-		return domain.ErrNotFound
-	}
-	if c.RevokedAt == nil {
-		at = at.UTC()
-		c.RevokedAt = &at
-		r.credentials[clientID] = c
-	}
-	return nil
-}
+// newAccounts is the account store of the tests: adapters/memory behind a fault injector.
+func newAccounts() *porttest.Accounts { return porttest.NewAccounts(memory.NewAccounts()) }
 
 // fakeIssuer is a ports.TokenIssuer whose tokens are readable strings.
 type fakeIssuer struct {

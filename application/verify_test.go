@@ -9,6 +9,7 @@ import (
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/porttest"
 )
 
 // The ledger audit runs on the package's fakes (fakes_test.go), which vfWorld stages with a
@@ -24,13 +25,13 @@ type vfWorld struct {
 	ledger      *fakeLedger
 	txs         *fakeTransactions
 	withdrawals *fakeWithdrawals
-	accounts    *fakeAccounts
+	accounts    *porttest.Accounts
 }
 
 func newVfWorld(t *testing.T) *vfWorld {
 	t.Helper()
 	ledger := newFakeLedger(newFakeClock(vfNow))
-	w := &vfWorld{ledger: ledger, txs: newFakeTransactions(), withdrawals: newFakeWithdrawals(ledger), accounts: newFakeAccounts()}
+	w := &vfWorld{ledger: ledger, txs: newFakeTransactions(), withdrawals: newFakeWithdrawals(ledger), accounts: newAccounts()}
 	vfAddAccount(t, w.accounts, vfAccount)
 	at := vfNow.Add(-time.Hour)
 	step := func(err error) {
@@ -70,7 +71,7 @@ func newVfWorld(t *testing.T) *vfWorld {
 }
 
 // vfAddAccount stores an active merchant account created at vfNow.
-func vfAddAccount(t *testing.T, accounts *fakeAccounts, id string) {
+func vfAddAccount(t *testing.T, accounts *porttest.Accounts, id string) {
 	t.Helper()
 	a := domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: id, Name: "Loja " + id, Status: domain.AccountActive, CreatedAt: vfNow})
 	if err := accounts.CreateAccount(context.Background(), a); err != nil {

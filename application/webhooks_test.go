@@ -13,6 +13,7 @@ import (
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/porttest"
 )
 
 // The webhook tests run on the package's fakes (fakes_test.go): the outbox, the sender, the
@@ -28,7 +29,7 @@ const (
 // whWorld is a dispatcher's surroundings: an outbox, one account, a clock and a sender.
 type whWorld struct {
 	outbox   *fakeOutbox
-	accounts *fakeAccounts
+	accounts *porttest.Accounts
 	encoder  *fakeEncoder
 	sender   *fakeSender
 	clock    *fakeClock
@@ -40,7 +41,7 @@ type whWorld struct {
 
 func newWhWorld(t testing.TB) *whWorld {
 	t.Helper()
-	w := &whWorld{outbox: newFakeOutbox(), accounts: newFakeAccounts(), encoder: &fakeEncoder{},
+	w := &whWorld{outbox: newFakeOutbox(), accounts: newAccounts(), encoder: &fakeEncoder{},
 		sender: &fakeSender{}, clock: newFakeClock(whStart)}
 	whAddAccount(t, w.accounts, "acc-1", whSecret)
 	whAddAccount(t, w.accounts, "acc-2", whSecret)
@@ -358,7 +359,7 @@ func TestDispatcherTreatsEveryAnswerButA2xxAsAFailure(t *testing.T) {
 func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	w := newWhWorld(t)
 	e := w.event(t)
-	w.accounts.SetFail(ports.ErrUnavailable)
+	w.accounts.FailAll(ports.ErrUnavailable)
 	d := w.dispatcher(t, application.DispatcherConfig{Lease: time.Minute})
 
 	n, err := d.DeliverDue(context.Background())
@@ -368,7 +369,7 @@ func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	if got := w.outbox.get(e.ID); len(got.Attempts) != 0 || len(w.sender.sent()) != 0 {
 		t.Fatalf("an attempt was spent: %+v", got)
 	}
-	w.accounts.SetFail(nil)
+	w.accounts.Clear()
 	if n := whDeliverDue(t, d); n != 0 {
 		t.Errorf("claimed again before the lease ran out")
 	}
@@ -667,7 +668,7 @@ func whIDs(ds []ports.Delivery) []string {
 }
 
 // whAddAccount stores an account whose webhooks are signed with secret.
-func whAddAccount(t testing.TB, repo *fakeAccounts, id, secret string) {
+func whAddAccount(t testing.TB, repo *porttest.Accounts, id, secret string) {
 	t.Helper()
 	a, err := domain.NewAccount(id, "Loja "+id, domain.AllScopes(), secret, whStart.Add(-time.Hour))
 	if err != nil {

@@ -2,6 +2,7 @@ package porttest
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 )
@@ -81,6 +82,13 @@ func (f *Faults) Calls(method string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[method]
+}
+
+// Counts returns the count of every method called so far.
+func (f *Faults) Counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.calls)
 }
 
 // ResetCalls sets every count back to zero; rules for an nth call keep their place.
