@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"reflect"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,26 +30,25 @@ import (
 
 // Each fake is the port it stands for.
 var (
-	_ ports.Clock                 = (*fakeClock)(nil)
-	_ ports.IDGenerator           = (*fakeIDs)(nil)
-	_ ports.CapabilityGenerator   = (*fakeCapabilities)(nil)
-	_ ports.TransactionRepository = (*fakeTransactions)(nil)
-	_ ports.WithdrawalRepository  = (*fakeWithdrawals)(nil)
-	_ ports.Ledger                = (*fakeLedger)(nil)
-	_ ports.Outbox                = (*fakeOutbox)(nil)
-	_ ports.WebhookSender         = (*fakeSender)(nil)
-	_ ports.EventEncoder          = fakeEncoder{}
-	_ ports.TokenIssuer           = (*fakeIssuer)(nil)
-	_ ports.TokenVerifier         = (*fakeVerifier)(nil)
-	_ ports.CredentialExchanger   = (*fakeExchanger)(nil)
-	_ ports.PixEmitter            = (*fakeEmitter)(nil)
-	_ ports.QRRenderer            = fakeRenderer{}
-	_ ports.QRRenderer            = rendererFunc(nil)
-	_ ports.TxIDDecoder           = fakeTxIDs{}
-	_ ports.PixDirectory          = fakeDirectory{}
-	_ ports.PixLocationSigner     = (*fakeSigner)(nil)
-	_ ports.Acquirer              = (*fakeAcquirer)(nil)
-	_ ports.Random                = fakeRandom(0)
+	_ ports.Clock                = (*fakeClock)(nil)
+	_ ports.IDGenerator          = (*fakeIDs)(nil)
+	_ ports.CapabilityGenerator  = (*fakeCapabilities)(nil)
+	_ ports.WithdrawalRepository = (*fakeWithdrawals)(nil)
+	_ ports.Ledger               = (*fakeLedger)(nil)
+	_ ports.Outbox               = (*fakeOutbox)(nil)
+	_ ports.WebhookSender        = (*fakeSender)(nil)
+	_ ports.EventEncoder         = fakeEncoder{}
+	_ ports.TokenIssuer          = (*fakeIssuer)(nil)
+	_ ports.TokenVerifier        = (*fakeVerifier)(nil)
+	_ ports.CredentialExchanger  = (*fakeExchanger)(nil)
+	_ ports.PixEmitter           = (*fakeEmitter)(nil)
+	_ ports.QRRenderer           = fakeRenderer{}
+	_ ports.QRRenderer           = rendererFunc(nil)
+	_ ports.TxIDDecoder          = fakeTxIDs{}
+	_ ports.PixDirectory         = fakeDirectory{}
+	_ ports.PixLocationSigner    = (*fakeSigner)(nil)
+	_ ports.Acquirer             = (*fakeAcquirer)(nil)
+	_ ports.Random               = fakeRandom(0)
 )
 
 // fakeClock is a clock that moves only when the test advances it.
@@ -205,251 +202,57 @@ func (fakeTxIDs) TransactionID(txid string) (string, error) {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
 }
 
-// fakeTransactions is an in-memory ports.TransactionRepository with the optimistic concurrency of a
-// real store: Update applies fn outside the lock on the version it read and writes only when
-// the stored version is still that one, otherwise it reloads and applies fn again. Races in the
-// tests therefore go through the same retries as on MongoDB.
-type fakeTransactions struct {
-	mu      sync.Mutex
-	records map[string]domain.TransactionRecord
-	events  []domain.Event
-	// failUpdate, when it returns an error for an id, makes Update of that id fail with it.
-	failUpdate func(id string) error
-	// afterList runs after ListByStatus answered, to stage a change that makes the list stale.
-	afterList  func()
-	conflicts  int // version conflicts seen, for the tests that want races to have happened
-	pixLookups int // look-ups by PIX location or txid, for the tests of what is looked up
+// txStore is the transaction store of the tests: adapters/memory's behind a fault injector,
+// with the look-ups the assertions need (they bypass the injector).
+type txStore struct {
+	*porttest.Transactions
+	store *memory.Store
 }
 
-func newFakeTransactions() *fakeTransactions {
-	return &fakeTransactions{records: map[string]domain.TransactionRecord{}}
+func newTxStore(store *memory.Store) *txStore {
+	return &txStore{Transactions: porttest.NewTransactions(store.Transactions()), store: store}
 }
 
-func (r *fakeTransactions) out(rec domain.TransactionRecord) *domain.Transaction {
-	rec.History = slices.Clone(rec.History)
-	return domain.UnmarshalTransactionFromDatabase(rec)
-}
-
-func (r *fakeTransactions) Create(_ context.Context, t *domain.Transaction) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.records[t.ID()]; ok {
-		return ports.ErrDuplicate
+// put stores t as it is, for tests that stage a store.
+func (r *txStore) put(t *domain.Transaction) {
+	if err := r.Repo.Create(context.Background(), t); err != nil {
+		panic(fmt.Sprintf("staging transaction %s: %v", t.ID(), err))
 	}
-	for _, rec := range r.records {
-		if k := t.Idempotency().Key; k != "" && rec.AccountID == t.AccountID() && rec.Idempotency.Key == k {
-			return ports.ErrDuplicate
-		}
-		if rec.PaymentToken == t.PaymentToken() {
-			return ports.ErrDuplicate
-		}
+}
+
+// stored returns the stored transaction whatever its account, nil when there is none.
+func (r *txStore) stored(id string) *domain.Transaction {
+	t, err := r.Repo.Find(context.Background(), id)
+	if err != nil {
+		return nil
 	}
-	rec := t.Record()
-	rec.Version = 1
-	r.records[t.ID()] = rec
-	r.events = append(r.events, t.Events()...)
-	t.MarkStored(1)
-	return nil
-}
-
-func (r *fakeTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.records[id]
-	if !ok || rec.AccountID != accountID {
-		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
-	}
-	return r.out(rec), nil
-}
-
-func (r *fakeTransactions) GetByIdempotencyKey(_ context.Context, accountID, key string) (*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rec := range r.records {
-		if rec.AccountID == accountID && rec.Idempotency.Key == key {
-			return r.out(rec), nil
-		}
-	}
-	return nil, domain.ErrNotFound
-}
-
-func (r *fakeTransactions) FindByPixLocation(_ context.Context, id string) (*domain.Transaction, error) {
-	return r.findPix(func(l domain.PixLocation) bool { return l.ID == id })
-}
-
-func (r *fakeTransactions) FindByCobTxID(_ context.Context, txid string) (*domain.Transaction, error) {
-	return r.findPix(func(l domain.PixLocation) bool { return l.CobTxID == txid })
-}
-
-func (r *fakeTransactions) findPix(match func(domain.PixLocation) bool) (*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pixLookups++
-	for _, rec := range r.records {
-		if rec.Pix != nil && rec.Pix.Location.Dynamic() && match(rec.Pix.Location) {
-			return r.out(rec), nil
-		}
-	}
-	return nil, fmt.Errorf("pix location: %w", domain.ErrNotFound)
-}
-
-func (r *fakeTransactions) Find(_ context.Context, id string) (*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.records[id]
-	if !ok {
-		return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
-	}
-	return r.out(rec), nil
-}
-
-func (r *fakeTransactions) FindByPaymentToken(_ context.Context, token string) (*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rec := range r.records {
-		if token != "" && rec.PaymentToken == token {
-			return r.out(rec), nil
-		}
-	}
-	return nil, fmt.Errorf("payment token: %w", domain.ErrNotFound)
-}
-
-// List answers the matching transactions newest first. It filters on the account, the dates,
-// the statuses and the id, and refuses the other filters, which no test here needs (the
-// conformance suite pins them on every store).
-func (r *fakeTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
-	rest := f
-	rest.AccountID, rest.StartDate, rest.EndDate, rest.Statuses, rest.ID = "", nil, nil, nil, ""
-	if !reflect.ValueOf(rest).IsZero() {
-		return ports.TransactionPage{}, fmt.Errorf("fakeTransactions: List does not fake the filter %+v", rest)
-	}
-	r.mu.Lock()
-	var all []*domain.Transaction
-	for _, rec := range r.records {
-		switch {
-		case rec.AccountID != f.AccountID,
-			f.StartDate != nil && rec.CreatedAt.Before(*f.StartDate),
-			f.EndDate != nil && rec.CreatedAt.After(*f.EndDate),
-			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, rec.Status),
-			f.ID != "" && rec.ID != f.ID:
-			continue
-		}
-		all = append(all, r.out(rec))
-	}
-	r.mu.Unlock()
-	slices.SortFunc(all, func(a, b *domain.Transaction) int {
-		return cmp.Or(b.CreatedAt().Compare(a.CreatedAt()), cmp.Compare(b.ID(), a.ID()))
-	})
-	p = p.Clamped()
-	from := min((p.Number-1)*p.Size, len(all))
-	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
-}
-
-func (r *fakeTransactions) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
-	for range 100 {
-		r.mu.Lock()
-		rec, ok := r.records[id]
-		fail := r.failUpdate
-		r.mu.Unlock()
-		if !ok || rec.AccountID != accountID {
-			return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
-		}
-		if fail != nil {
-			if err := fail(id); err != nil {
-				return nil, err
-			}
-		}
-		working := r.out(rec)
-		if err := fn(working); err != nil {
-			return nil, err
-		}
-		runtime.Gosched() // let concurrent writers interleave between the read and the write
-		r.mu.Lock()
-		if r.records[id].Version != rec.Version {
-			r.conflicts++
-			r.mu.Unlock()
-			continue
-		}
-		next := working.Record()
-		next.Version = rec.Version + 1
-		r.records[id] = next
-		r.events = append(r.events, working.Events()...)
-		r.mu.Unlock()
-		working.MarkStored(next.Version)
-		return working, nil
-	}
-	return nil, ports.ErrVersionConflict
-}
-
-func (r *fakeTransactions) ListExpired(_ context.Context, now time.Time, limit int) ([]*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*domain.Transaction
-	for _, rec := range r.records {
-		if t := r.out(rec); t.Expired(now) {
-			out = append(out, t)
-		}
-	}
-	return out[:min(limit, len(out))], nil
-}
-
-func (r *fakeTransactions) ListDevolutionsDue(_ context.Context, until time.Time, limit int) ([]*domain.Transaction, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*domain.Transaction
-	for _, rec := range r.records {
-		if t := r.out(rec); t.DevolutionDue() != nil && !t.DevolutionDue().After(until) {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b *domain.Transaction) int {
-		return cmp.Or(a.DevolutionDue().Compare(*b.DevolutionDue()), cmp.Compare(a.ID(), b.ID()))
-	})
-	return out[:min(limit, len(out))], nil
-}
-
-func (r *fakeTransactions) ListByStatus(_ context.Context, status domain.TransactionStatus, until time.Time, limit int) ([]*domain.Transaction, error) {
-	r.mu.Lock()
-	var out []*domain.Transaction
-	for _, rec := range r.records {
-		if t := r.out(rec); t.Status() == status && !t.UpdatedAt().After(until) {
-			out = append(out, t)
-		}
-	}
-	after := r.afterList
-	r.mu.Unlock()
-	slices.SortFunc(out, func(a, b *domain.Transaction) int {
-		return cmp.Or(a.UpdatedAt().Compare(b.UpdatedAt()), cmp.Compare(a.ID(), b.ID()))
-	})
-	if after != nil {
-		after()
-	}
-	return out[:min(limit, len(out))], nil
-}
-
-// put stores t as it is, without its events, for tests that stage a store.
-func (r *fakeTransactions) put(t *domain.Transaction) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.records[t.ID()] = t.Record()
-}
-
-// stored returns the stored transaction whatever its account.
-func (r *fakeTransactions) stored(id string) *domain.Transaction {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.out(r.records[id])
+	return t
 }
 
 // eventTypes lists the types of the events stored for id, oldest first.
-func (r *fakeTransactions) eventTypes(id string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (r *txStore) eventTypes(id string) []string {
+	t := r.stored(id)
+	if t == nil {
+		return nil
+	}
+	ds, err := r.store.Outbox().Deliveries(context.Background(), t.AccountID(), domain.ResourceTransaction, id)
+	if err != nil {
+		panic(err)
+	}
 	var out []string
-	for _, e := range r.events {
-		if e.ResourceID == id {
-			out = append(out, e.Type)
-		}
+	for _, d := range ds {
+		out = append(out, d.Event.Type)
+	}
+	return out
+}
+
+// postingTypes lists the types of the entries of the service's own ledger in l (late
+// payments, suspense, fees), oldest first.
+func postingTypes(t testing.TB, l ports.Ledger) []domain.MovementType {
+	t.Helper()
+	var out []domain.MovementType
+	if err := l.Scan(context.Background(), "", func(e domain.Entry) error { out = append(out, e.Type); return nil }); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -2,7 +2,9 @@ package application_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ const vfAccount = "acc-1"
 // charge, a partial refund completed, a withdrawal that failed, and a late payment returned.
 type vfWorld struct {
 	ledger      *fakeLedger
-	txs         *fakeTransactions
+	txs         *stagedTransactions
 	withdrawals *fakeWithdrawals
 	accounts    *porttest.Accounts
 }
@@ -31,7 +33,7 @@ type vfWorld struct {
 func newVfWorld(t *testing.T) *vfWorld {
 	t.Helper()
 	ledger := newFakeLedger(newFakeClock(vfNow))
-	w := &vfWorld{ledger: ledger, txs: newFakeTransactions(), withdrawals: newFakeWithdrawals(ledger), accounts: newAccounts()}
+	w := &vfWorld{ledger: ledger, txs: &stagedTransactions{}, withdrawals: newFakeWithdrawals(ledger), accounts: newAccounts()}
 	vfAddAccount(t, w.accounts, vfAccount)
 	at := vfNow.Add(-time.Hour)
 	step := func(err error) {
@@ -471,4 +473,48 @@ func TestVerifyLedgerChecksTheOrderOfEntries(t *testing.T) {
 			t.Fatalf("the audit refuses an upgraded ledger: %v", rep.Disagreements)
 		}
 	})
+}
+
+// stagedTransactions holds transactions exactly as a test puts them, a state no store would
+// write included (a charge whose entries are missing or doubled): the audit reads what is
+// there. It answers the two reads the audit makes; any other call panics.
+type stagedTransactions struct {
+	ports.TransactionRepository
+	mu      sync.Mutex
+	records []domain.TransactionRecord
+}
+
+// put stores t, replacing the transaction of the same id.
+func (r *stagedTransactions) put(t *domain.Transaction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = slices.DeleteFunc(r.records, func(rec domain.TransactionRecord) bool { return rec.ID == t.ID() })
+	r.records = append(r.records, t.Record())
+}
+
+func (r *stagedTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.ID == id && rec.AccountID == accountID {
+			return domain.UnmarshalTransactionFromDatabase(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+}
+
+// List answers an account's transactions in one page, in the order they were put; the audit
+// reads them all and orders nothing.
+func (r *stagedTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var all []*domain.Transaction
+	for _, rec := range r.records {
+		if rec.AccountID == f.AccountID {
+			all = append(all, domain.UnmarshalTransactionFromDatabase(rec))
+		}
+	}
+	p = p.Clamped()
+	from := min((p.Number-1)*p.Size, len(all))
+	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
@@ -583,7 +584,8 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 
 func TestListEvents(t *testing.T) {
 	w := newWhWorld(t)
-	txs := newFakeTransactions()
+	store := memory.NewStore()
+	txs := newTxStore(store)
 	for id, account := range map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"} {
 		tx, err := domain.NewTransaction(id, "payment-token-of-the-"+id, account, "SANDBOX", domain.Order{Amount: 1000,
 			PaymentMethod: domain.PaymentPIX, ExpirationSeconds: 3600, IsInfoProduct: true}, domain.Idempotency{}, whStart)
@@ -592,13 +594,19 @@ func TestListEvents(t *testing.T) {
 		}
 		txs.put(tx)
 	}
-	wds := newFakeWithdrawals(newFakeLedger(w.clock))
+	wds := store.Withdrawals()
 	wd, err := domain.NewWithdrawal("wd-1", "acc-1", "SANDBOX", domain.Payout{Amount: 3000,
 		PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, whStart)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wds.put(wd)
+	// The withdrawal's debit is checked against the balance: an opening balance covers it.
+	if _, err := store.Ledger().Post(context.Background(), domain.OpeningBalancePostings("acc-1", domain.LedgerBalance{}, domain.LedgerBalance{Available: 3000})...); err != nil {
+		t.Fatal(err)
+	}
+	if err := wds.Create(context.Background(), wd); err != nil {
+		t.Fatal(err)
+	}
 	first := w.event(t)
 	w.clock.Advance(time.Second)
 	second := w.event(t)
