@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/netip"
 	"slices"
 	"sync"
@@ -30,25 +29,24 @@ import (
 
 // Each fake is the port it stands for.
 var (
-	_ ports.Clock                = (*fakeClock)(nil)
-	_ ports.IDGenerator          = (*fakeIDs)(nil)
-	_ ports.CapabilityGenerator  = (*fakeCapabilities)(nil)
-	_ ports.WithdrawalRepository = (*fakeWithdrawals)(nil)
-	_ ports.Ledger               = (*fakeLedger)(nil)
-	_ ports.Outbox               = (*fakeOutbox)(nil)
-	_ ports.WebhookSender        = (*fakeSender)(nil)
-	_ ports.EventEncoder         = fakeEncoder{}
-	_ ports.TokenIssuer          = (*fakeIssuer)(nil)
-	_ ports.TokenVerifier        = (*fakeVerifier)(nil)
-	_ ports.CredentialExchanger  = (*fakeExchanger)(nil)
-	_ ports.PixEmitter           = (*fakeEmitter)(nil)
-	_ ports.QRRenderer           = fakeRenderer{}
-	_ ports.QRRenderer           = rendererFunc(nil)
-	_ ports.TxIDDecoder          = fakeTxIDs{}
-	_ ports.PixDirectory         = fakeDirectory{}
-	_ ports.PixLocationSigner    = (*fakeSigner)(nil)
-	_ ports.Acquirer             = (*fakeAcquirer)(nil)
-	_ ports.Random               = fakeRandom(0)
+	_ ports.Clock               = (*fakeClock)(nil)
+	_ ports.IDGenerator         = (*fakeIDs)(nil)
+	_ ports.CapabilityGenerator = (*fakeCapabilities)(nil)
+	_ ports.Ledger              = (*fakeLedger)(nil)
+	_ ports.Outbox              = (*fakeOutbox)(nil)
+	_ ports.WebhookSender       = (*fakeSender)(nil)
+	_ ports.EventEncoder        = fakeEncoder{}
+	_ ports.TokenIssuer         = (*fakeIssuer)(nil)
+	_ ports.TokenVerifier       = (*fakeVerifier)(nil)
+	_ ports.CredentialExchanger = (*fakeExchanger)(nil)
+	_ ports.PixEmitter          = (*fakeEmitter)(nil)
+	_ ports.QRRenderer          = fakeRenderer{}
+	_ ports.QRRenderer          = rendererFunc(nil)
+	_ ports.TxIDDecoder         = fakeTxIDs{}
+	_ ports.PixDirectory        = fakeDirectory{}
+	_ ports.PixLocationSigner   = (*fakeSigner)(nil)
+	_ ports.Acquirer            = (*fakeAcquirer)(nil)
+	_ ports.Random              = fakeRandom(0)
 )
 
 // fakeClock is a clock that moves only when the test advances it.
@@ -317,18 +315,6 @@ func (l *fakeLedger) record(t testing.TB, postings ...domain.Posting) {
 	}
 }
 
-// fund gives account amount more available balance, as an opening balance would.
-func (l *fakeLedger) fund(t testing.TB, account string, amount domain.Cents) {
-	t.Helper()
-	l.mu.Lock()
-	var have domain.LedgerBalance
-	if log := l.entries[account]; len(log) > 0 {
-		have = log[len(log)-1].BalanceAfter
-	}
-	l.mu.Unlock()
-	l.record(t, domain.OpeningBalancePostings(account, have, domain.LedgerBalance{Available: have.Available + amount, Blocked: have.Blocked})...)
-}
-
 func (l *fakeLedger) Balance(_ context.Context, accountID string) (domain.Balance, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -472,176 +458,67 @@ func (l *fakeLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error)
 // Recover has nothing to do: the repository fakes write a change and its entries in one step.
 func (l *fakeLedger) Recover(context.Context) (int, error) { return 0, nil }
 
-// postingTypes lists the types of the stored entries, ledger by ledger, oldest first.
-func (l *fakeLedger) postingTypes() []domain.MovementType {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []domain.MovementType
-	for _, id := range slices.Sorted(maps.Keys(l.entries)) {
-		for _, e := range l.entries[id] {
-			out = append(out, e.Type)
+// wdStore is the withdrawal store of the tests: adapters/memory's behind a fault injector,
+// with the look-ups the assertions need (they bypass the injector).
+type wdStore struct {
+	*porttest.Withdrawals
+	store *memory.Store
+}
+
+func newWdStore(store *memory.Store) *wdStore {
+	return &wdStore{Withdrawals: porttest.NewWithdrawals(store.Withdrawals()), store: store}
+}
+
+// stored counts the stored withdrawals. A withdrawal is a debit of a funded account, so the
+// accounts with a ledger are every account that may have one.
+func (r *wdStore) stored() int {
+	ctx := context.Background()
+	ids, err := r.store.Ledger().Ledgers(ctx)
+	if err != nil {
+		panic(err)
+	}
+	n := 0
+	for _, id := range ids {
+		ws, err := r.Repo.ListByAccount(ctx, id, ports.Page{Number: 1, Size: 100})
+		if err != nil {
+			panic(err)
 		}
+		n += len(ws)
 	}
-	return out
-}
-
-// fakeWithdrawals is an in-memory ports.WithdrawalRepository under one lock. Create and Update
-// write the withdrawal's postings into its ledger in the same step as the record, as a store
-// does, so the balance they check is the ledger's.
-type fakeWithdrawals struct {
-	ledger  *fakeLedger
-	mu      sync.Mutex
-	records map[string]domain.WithdrawalRecord
-	events  []domain.Event
-	// beforeCreate runs under no lock just before Create takes it, to stage races.
-	beforeCreate func(r *fakeWithdrawals)
-	// balanceFirst checks the balance before the idempotency key, as a store may.
-	balanceFirst bool
-}
-
-func newFakeWithdrawals(ledger *fakeLedger) *fakeWithdrawals {
-	return &fakeWithdrawals{ledger: ledger, records: map[string]domain.WithdrawalRecord{}}
-}
-
-func (r *fakeWithdrawals) Create(ctx context.Context, w *domain.Withdrawal) error {
-	if hook := r.beforeCreate; hook != nil {
-		hook(r)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec := w.Record()
-	if r.balanceFirst {
-		if b, err := r.ledger.Balance(ctx, rec.AccountID); err != nil || b.Available < w.Total() {
-			return cmp.Or(err, domain.ErrInsufficientBalance)
-		}
-	}
-	if _, ok := r.records[rec.ID]; ok {
-		return ports.ErrDuplicate
-	}
-	for _, other := range r.records {
-		if rec.Idempotency.Key != "" && other.AccountID == rec.AccountID && other.Idempotency.Key == rec.Idempotency.Key {
-			return fmt.Errorf("key: %w", ports.ErrDuplicate)
-		}
-	}
-	if err := r.ledger.write(w.Postings()); err != nil {
-		return err
-	}
-	rec.Version = 1
-	r.records[rec.ID] = rec
-	r.events = append(r.events, w.Events()...)
-	w.MarkStored(1)
-	return nil
-}
-
-// put stores w as it is, without its entries or events, for tests that stage a store.
-func (r *fakeWithdrawals) put(w *domain.Withdrawal) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.records[w.ID()] = w.Record()
-}
-
-func (r *fakeWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.records[id]
-	if !ok || rec.AccountID != accountID {
-		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
-	}
-	return domain.UnmarshalWithdrawalFromDatabase(rec), nil
-}
-
-func (r *fakeWithdrawals) GetByIdempotencyKey(_ context.Context, accountID, key string) (*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rec := range r.records {
-		if rec.AccountID == accountID && rec.Idempotency.Key == key {
-			return domain.UnmarshalWithdrawalFromDatabase(rec), nil
-		}
-	}
-	return nil, domain.ErrNotFound
-}
-
-func (r *fakeWithdrawals) Update(_ context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.records[id]
-	if !ok || rec.AccountID != accountID {
-		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
-	}
-	w := domain.UnmarshalWithdrawalFromDatabase(rec)
-	if err := fn(w); err != nil {
-		return nil, err
-	}
-	if err := r.ledger.write(w.Postings()); err != nil {
-		return nil, err
-	}
-	next := w.Record()
-	next.Version = rec.Version + 1
-	r.records[id] = next
-	r.events = append(r.events, w.Events()...)
-	return domain.UnmarshalWithdrawalFromDatabase(next), nil
-}
-
-func (r *fakeWithdrawals) Find(_ context.Context, id string) (*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.records[id]
-	if !ok {
-		return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
-	}
-	return domain.UnmarshalWithdrawalFromDatabase(rec), nil
-}
-
-func (r *fakeWithdrawals) ListPayoutsDue(_ context.Context, until time.Time, limit int) ([]*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*domain.Withdrawal
-	for _, rec := range r.records {
-		if rec.PayoutDue != nil && !rec.PayoutDue.After(until) {
-			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
-		}
-	}
-	slices.SortFunc(out, func(a, b *domain.Withdrawal) int {
-		return cmp.Or(a.PayoutDue().Compare(*b.PayoutDue()), cmp.Compare(a.ID(), b.ID()))
-	})
-	return out[:min(max(limit, 0), len(out))], nil
-}
-
-func (r *fakeWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*domain.Withdrawal
-	for _, rec := range r.records {
-		if rec.AccountID == accountID {
-			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
-		}
-	}
-	slices.SortFunc(out, func(a, b *domain.Withdrawal) int {
-		return cmp.Or(a.CreatedAt().Compare(b.CreatedAt()), cmp.Compare(a.ID(), b.ID()))
-	})
-	p = p.Clamped()
-	from := min(len(out), (p.Number-1)*p.Size)
-	return out[from:min(len(out), from+p.Size)], nil
-}
-
-// stored counts the stored withdrawals.
-func (r *fakeWithdrawals) stored() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.records)
+	return n
 }
 
 // eventTypes lists the types of the events stored for id, oldest first.
-func (r *fakeWithdrawals) eventTypes(id string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (r *wdStore) eventTypes(id string) []string {
+	ctx := context.Background()
+	w, err := r.Repo.Find(ctx, id)
+	if err != nil {
+		return nil
+	}
+	ds, err := r.store.Outbox().Deliveries(ctx, w.AccountID(), domain.ResourceWithdrawal, id)
+	if err != nil {
+		panic(err)
+	}
 	var out []string
-	for _, e := range r.events {
-		if e.ResourceID == id {
-			out = append(out, e.Type)
-		}
+	for _, d := range ds {
+		out = append(out, d.Event.Type)
 	}
 	return out
+}
+
+// fund gives account amount more available balance in l, as an opening balance would.
+func fund(t testing.TB, l ports.Ledger, account string, amount domain.Cents) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := l.Balance(ctx, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := domain.LedgerBalance{Available: b.Available, Blocked: b.Blocked}
+	want := domain.LedgerBalance{Available: b.Available + amount, Blocked: b.Blocked}
+	if _, err := l.Post(ctx, domain.OpeningBalancePostings(account, have, want)...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fakeAcquirer records the devolutions asked for and answers with answer (in progress by

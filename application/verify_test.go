@@ -26,14 +26,14 @@ const vfAccount = "acc-1"
 type vfWorld struct {
 	ledger      *fakeLedger
 	txs         *stagedTransactions
-	withdrawals *fakeWithdrawals
+	withdrawals *stagedWithdrawals
 	accounts    *porttest.Accounts
 }
 
 func newVfWorld(t *testing.T) *vfWorld {
 	t.Helper()
 	ledger := newFakeLedger(newFakeClock(vfNow))
-	w := &vfWorld{ledger: ledger, txs: &stagedTransactions{}, withdrawals: newFakeWithdrawals(ledger), accounts: newAccounts()}
+	w := &vfWorld{ledger: ledger, txs: &stagedTransactions{}, withdrawals: &stagedWithdrawals{}, accounts: newAccounts()}
 	vfAddAccount(t, w.accounts, vfAccount)
 	at := vfNow.Add(-time.Hour)
 	step := func(err error) {
@@ -517,4 +517,45 @@ func (r *stagedTransactions) List(_ context.Context, f ports.TransactionFilter, 
 	p = p.Clamped()
 	from := min((p.Number-1)*p.Size, len(all))
 	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
+}
+
+// stagedWithdrawals holds withdrawals exactly as a test puts them, as stagedTransactions does.
+type stagedWithdrawals struct {
+	ports.WithdrawalRepository
+	mu      sync.Mutex
+	records []domain.WithdrawalRecord
+}
+
+// put stores w, replacing the withdrawal of the same id.
+func (r *stagedWithdrawals) put(w *domain.Withdrawal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = slices.DeleteFunc(r.records, func(rec domain.WithdrawalRecord) bool { return rec.ID == w.ID() })
+	r.records = append(r.records, w.Record())
+}
+
+func (r *stagedWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.ID == id && rec.AccountID == accountID {
+			return domain.UnmarshalWithdrawalFromDatabase(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+}
+
+// ListByAccount answers an account's withdrawals in the order they were put.
+func (r *stagedWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Withdrawal
+	for _, rec := range r.records {
+		if rec.AccountID == accountID {
+			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
+		}
+	}
+	p = p.Clamped()
+	from := min(len(out), (p.Number-1)*p.Size)
+	return out[from:min(len(out), from+p.Size)], nil
 }

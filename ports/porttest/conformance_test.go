@@ -13,3 +13,16 @@ import (
 func TestAccountsWrapperConformsToThePort(t *testing.T) {
 	storetest.TestAccounts(t, func(*testing.T) ports.AccountRepository { return porttest.NewAccounts(memory.NewAccounts()) })
 }
+
+func TestStoreWrappersConformToThePorts(t *testing.T) {
+	storetest.TestTransactions(t, func(*testing.T) storetest.Stores {
+		s := memory.NewStore()
+		return storetest.Stores{Transactions: porttest.NewTransactions(s.Transactions()),
+			Withdrawals: porttest.NewWithdrawals(s.Withdrawals()), Outbox: s.Outbox(), Ledger: s.Ledger()}
+	})
+	storetest.TestWithdrawals(t, func(*testing.T) storetest.Stores {
+		s := memory.NewStore()
+		return storetest.Stores{Transactions: porttest.NewTransactions(s.Transactions()),
+			Withdrawals: porttest.NewWithdrawals(s.Withdrawals()), Outbox: s.Outbox(), Ledger: s.Ledger()}
+	})
+}
