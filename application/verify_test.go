@@ -1,6 +1,7 @@
 package application_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -24,7 +25,7 @@ const vfAccount = "acc-1"
 // vfWorld is a store whose ledger holds exactly what the transitions below posted: a paid
 // charge, a partial refund completed, a withdrawal that failed, and a late payment returned.
 type vfWorld struct {
-	ledger      *fakeLedger
+	ledger      *stagedLedger
 	txs         *stagedTransactions
 	withdrawals *stagedWithdrawals
 	accounts    *porttest.Accounts
@@ -32,7 +33,7 @@ type vfWorld struct {
 
 func newVfWorld(t *testing.T) *vfWorld {
 	t.Helper()
-	ledger := newFakeLedger(newFakeClock(vfNow))
+	ledger := newStagedLedger(newFakeClock(vfNow))
 	w := &vfWorld{ledger: ledger, txs: &stagedTransactions{}, withdrawals: &stagedWithdrawals{}, accounts: newAccounts()}
 	vfAddAccount(t, w.accounts, vfAccount)
 	at := vfNow.Add(-time.Hour)
@@ -268,7 +269,7 @@ func TestVerifyLedgerAllows(t *testing.T) {
 // so would have.
 func rebuilt(t *testing.T, log []domain.Entry, edit func(*domain.Posting)) []domain.Entry {
 	t.Helper()
-	l := newFakeLedger(newFakeClock(vfNow))
+	l := newStagedLedger(newFakeClock(vfNow))
 	for _, e := range log {
 		p := e.Posting
 		edit(&p)
@@ -558,4 +559,121 @@ func (r *stagedWithdrawals) ListByAccount(_ context.Context, accountID string, p
 	p = p.Clamped()
 	from := min(len(out), (p.Number-1)*p.Size)
 	return out[from:min(len(out), from+p.Size)], nil
+}
+
+// stagedLedger is a ledger as a test stages it: entries are numbered per ledger and carry the
+// balance after them, as a store keeps them, but a test may record a posting twice, reach into
+// entries to corrupt one, or set balances to override what Balance answers: states no store
+// would write, which the audit must find. It answers the reads the audit makes, and keeps the
+// payment claims a test stages; any other call panics.
+type stagedLedger struct {
+	ports.Ledger
+	clock    ports.Clock // dates the entries
+	mu       sync.Mutex
+	entries  map[string][]domain.Entry // by account id, "" the service's own ledger
+	claims   map[string]ports.PaymentClaim
+	balances map[string]domain.LedgerBalance
+}
+
+func newStagedLedger(clock ports.Clock) *stagedLedger {
+	return &stagedLedger{clock: clock, entries: map[string][]domain.Entry{}, claims: map[string]ports.PaymentClaim{},
+		balances: map[string]domain.LedgerBalance{}}
+}
+
+// appendLocked numbers postings after the entries of their ledgers and stores them, all or
+// none: a checked posting the available balance does not cover refuses them all. The caller
+// holds l.mu.
+func (l *stagedLedger) appendLocked(postings []domain.Posting) error {
+	next := map[string][]domain.Entry{}
+	for _, p := range postings {
+		log, ok := next[p.AccountID]
+		if !ok {
+			log = slices.Clone(l.entries[p.AccountID])
+		}
+		var prev *domain.Entry
+		if len(log) > 0 {
+			prev = &log[len(log)-1]
+		}
+		e, err := domain.NextEntry(prev, p, l.clock.Now())
+		if err != nil {
+			return err
+		}
+		next[p.AccountID] = append(log, e)
+	}
+	for account, log := range next {
+		l.entries[account] = log
+	}
+	return nil
+}
+
+// record stores postings as given, a duplicate id included, so that a test can stage the
+// ledger it needs.
+func (l *stagedLedger) record(t testing.TB, postings ...domain.Posting) {
+	t.Helper()
+	l.mu.Lock()
+	err := l.appendLocked(postings)
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatalf("recording %d postings: %v", len(postings), err)
+	}
+}
+
+func (l *stagedLedger) Balance(_ context.Context, accountID string) (domain.Balance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.balances[accountID]
+	if log := l.entries[accountID]; !ok && len(log) > 0 {
+		b = log[len(log)-1].BalanceAfter
+	}
+	return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
+}
+
+func (l *stagedLedger) Scan(_ context.Context, accountID string, fn func(domain.Entry) error) error {
+	l.mu.Lock()
+	log := slices.Clone(l.entries[accountID])
+	l.mu.Unlock()
+	for _, e := range log {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *stagedLedger) Ledgers(context.Context) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := []string{}
+	for id, log := range l.entries {
+		if len(log) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func (l *stagedLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if prior, ok := l.claims[c.EndToEndID]; ok {
+		return prior, nil
+	}
+	l.claims[c.EndToEndID] = c
+	return c, nil
+}
+
+func (l *stagedLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []ports.PaymentClaim{}
+	for _, c := range l.claims {
+		if c.Late {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.EndToEndID, b.EndToEndID))
+	})
+	return out, nil
 }
