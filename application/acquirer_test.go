@@ -411,7 +411,7 @@ func TestAcquirerLatePaymentReturnedAtOnce(t *testing.T) {
 // agree, and the suspense account's balance.
 func (w *lcWorld) suspense(t *testing.T) domain.Cents {
 	t.Helper()
-	// The repository fakes post no merchant entries, so only the service's ledger is audited.
+	// Only the service's ledger is audited: the suspense account and the late payments live there.
 	rep, err := application.NewVerifyLedger(w.ledger, w.repo, w.store.Withdrawals(), newAccounts()).Execute(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,14 @@
 package application_test
 
-// The hand-written fakes of the ports the use cases of this package need, one of each port,
-// shared by every test of the package: a clock the test moves, ids and payment tokens, the
-// account, transaction and withdrawal stores, the ledger, the outbox, the webhook sender and
-// encoder, the token issuer, verifier and exchanger, the PIX emitter, renderer, txid decoder,
-// directory and location signer, the acquirer, a random draw and a loopback resolver. The
-// stores keep what they hold in memory, copy records in and out as a database would, and can
-// be told to fail; the test fixtures ("worlds") that wire them to use cases stay beside their
-// tests.
+// What the use cases of this package need in their tests, shared by every test of the package.
+// The stores are adapters/memory's, behind ports/porttest's fault injector (fail the nth call
+// of a method, delay one, run a hook first to stage a race, count calls), with the look-ups
+// assertions need: one implementation of each store port, not a copy that could drift. The
+// other ports have hand-written fakes: a clock the test moves, ids and payment tokens, the
+// webhook outbox (see fakeOutbox), sender and encoder, the token issuer, verifier and
+// exchanger, the PIX emitter, renderer, txid decoder, directory and location signer, the
+// acquirer, a random draw and a loopback resolver. The test fixtures ("worlds") that wire them
+// to use cases stay beside their tests.
 
 import (
 	"cmp"
@@ -361,6 +362,9 @@ func (d fakeRandom) Float64() float64 { return float64(d) }
 
 // fakeOutbox is an in-memory ports.Outbox that honours leases as the port says: a held delivery
 // is claimable again only once its lease ended, and only its holder may record an attempt.
+// It stays a fake, unlike the other stores: the port takes events only with the aggregate that
+// raised them, while the dispatcher's tests add bare events by the dozen to one resource, and
+// they read lease holders and claim counts that the port does not show.
 type fakeOutbox struct {
 	mu        sync.Mutex
 	items     map[string]*outboxItem

@@ -35,8 +35,9 @@ var (
 	lcRefundE2E  = regexp.MustCompile(`^D99999999\d{12}[A-Za-z0-9]{11}$`)
 )
 
-// lcWorld wires the lifecycle use cases, with the sandbox's steering, to the package's fakes:
-// one merchant, a clock the test moves.
+// lcWorld wires the lifecycle use cases, with the sandbox's steering, to one adapters/memory
+// store (behind porttest's fault injector) and the package's fakes: one funded merchant, a
+// clock the test moves.
 type lcWorld struct {
 	clock    *fakeClock
 	store    *memory.Store

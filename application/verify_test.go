@@ -15,8 +15,9 @@ import (
 	"github.com/pixgate/pixgate/ports/porttest"
 )
 
-// The ledger audit runs on the package's fakes (fakes_test.go), which vfWorld stages with a
-// store's worth of entries and resources.
+// The ledger audit runs on staged stores (stagedLedger, stagedTransactions and
+// stagedWithdrawals below), which vfWorld fills with a store's worth of entries and resources
+// and which the tests then corrupt in ways no real store would let them.
 
 var vfNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 

@@ -20,7 +20,7 @@ func newWdClock() *fakeClock {
 	return newFakeClock(time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC))
 }
 
-// wdFixture is the withdrawal use cases over the fakes, for one funded account.
+// wdFixture is the withdrawal use cases over an adapters/memory store, for one funded account.
 type wdFixture struct {
 	ledger  *memory.Ledger
 	repo    *wdStore
