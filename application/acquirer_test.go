@@ -277,19 +277,14 @@ func TestAcquirerStoreFailureLosesNothingAndAppliesNothingTwice(t *testing.T) {
 	second := lcPayment(b)
 	second.EndToEndID = lcOtherE2E
 	unavailable := errors.New("store unavailable")
-	w.repo.failUpdate = func(id string) error {
-		if id == b {
-			return unavailable
-		}
-		return nil
-	}
+	w.repo.Fail("Update", 2, unavailable) // the update of b, after a's
 	if _, err := w.acquirer().Execute(context.Background(), []application.PixNotification{lcPayment(a), second}); !errors.Is(err, unavailable) {
 		t.Fatalf("err = %v, want the store's failure (so that the acquirer retries)", err)
 	}
 	if w.repo.stored(a).Status() != domain.TxPaid || w.repo.stored(b).Status() != domain.TxPixQRCodeGenerated {
 		t.Fatal("the entry before the failure must stay applied, the failed one unapplied")
 	}
-	w.repo.failUpdate = nil
+	w.repo.Clear()
 	res := w.notify(t, lcPayment(a), second)
 	if res[0].Outcome != application.OutcomeAlreadyApplied || res[1].Outcome != application.OutcomeApplied {
 		t.Fatalf("the retry: %s, %s", res[0].Outcome, res[1].Outcome)
@@ -341,7 +336,6 @@ func TestAcquirerConcurrentDeliveriesOfOnePaymentPayOnce(t *testing.T) {
 	if paid != 1 {
 		t.Fatalf("%d transaction.paid events, want 1", paid)
 	}
-	t.Logf("%d version conflicts were retried", w.repo.conflicts)
 }
 
 func TestAcquirerEndToEndIdPaysOneChargeOnce(t *testing.T) {
@@ -374,14 +368,14 @@ func TestAcquirerLatePaymentGoesToSuspenseAndBack(t *testing.T) {
 	if len(w.late) != 1 || w.late[0].Claim.TransactionID != id {
 		t.Fatalf("operators were told %+v, want the late payment", w.late)
 	}
-	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment}) {
+	if got := postingTypes(t, w.ledger); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment}) {
 		t.Fatalf("postings %v, want the arrival in suspense", got)
 	}
 	// The acquirer retries the callback: nothing is recorded twice.
 	if res := w.notify(t, lcPayment(id))[0]; res.Outcome != application.OutcomeLatePaymentRefunded {
 		t.Fatalf("the retry: %+v", res)
 	}
-	if got := w.ledger.postingTypes(); len(got) != 1 || len(w.devolver.asked) != 1 || len(w.late) != 1 {
+	if got := postingTypes(t, w.ledger); len(got) != 1 || len(w.devolver.asked) != 1 || len(w.late) != 1 {
 		t.Fatalf("after a retry: postings %v, %d devolutions asked, operators told %d times", got, len(w.devolver.asked), len(w.late))
 	}
 	// The devolution's result arrives: the money leaves suspense, once.
@@ -393,7 +387,7 @@ func TestAcquirerLatePaymentGoesToSuspenseAndBack(t *testing.T) {
 			t.Fatalf("devolution result %d: %+v, want %s", i, res.Refunds, want)
 		}
 	}
-	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
+	if got := postingTypes(t, w.ledger); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
 		t.Fatalf("postings %v, want the arrival and the return", got)
 	}
 	if got := w.repo.stored(id); got.Status() != domain.TxFailed {
@@ -408,7 +402,7 @@ func TestAcquirerLatePaymentReturnedAtOnce(t *testing.T) {
 	if res := w.notify(t, lcPayment(id))[0]; res.Outcome != application.OutcomeLatePaymentRefunded {
 		t.Fatalf("payment of an expired charge: %+v", res)
 	}
-	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
+	if got := postingTypes(t, w.ledger); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
 		t.Fatalf("postings %v, want the arrival and the return", got)
 	}
 }
@@ -417,8 +411,8 @@ func TestAcquirerLatePaymentReturnedAtOnce(t *testing.T) {
 // agree, and the suspense account's balance.
 func (w *lcWorld) suspense(t *testing.T) domain.Cents {
 	t.Helper()
-	// The repository fakes post no merchant entries, so only the service's ledger is audited.
-	rep, err := application.NewVerifyLedger(w.ledger, w.repo, newFakeWithdrawals(w.ledger), newFakeAccounts()).Execute(context.Background(), "")
+	// Only the service's ledger is audited: the suspense account and the late payments live there.
+	rep, err := application.NewVerifyLedger(w.ledger, w.repo, w.store.Withdrawals(), newAccounts()).Execute(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +474,7 @@ func TestAcquirerPaymentOfAnotherAmountGoesToSuspenseAndBack(t *testing.T) {
 			t.Fatalf("devolution result %d: %+v, want amount_mismatch and the devolution %s", i, res, want)
 		}
 	}
-	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
+	if got := postingTypes(t, w.ledger); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
 		t.Fatalf("service postings %v, want the arrival and the return", got)
 	}
 	if got := w.suspense(t); got != 0 {
@@ -534,9 +528,9 @@ func TestAcquirerConcurrentDeliveriesOfMoneyForNoChargeAskOnce(t *testing.T) {
 					t.Errorf("delivery %d: %s, want %s", i, o, c.want)
 				}
 			}
-			if len(w.devolver.asked) != 1 || len(told) != 1 || len(w.ledger.postingTypes()) != 1 {
+			if len(w.devolver.asked) != 1 || len(told) != 1 || len(postingTypes(t, w.ledger)) != 1 {
 				t.Fatalf("%d deliveries: %d devolutions asked, operators told %d times, %d postings; want 1 each",
-					senders, len(w.devolver.asked), len(told), len(w.ledger.postingTypes()))
+					senders, len(w.devolver.asked), len(told), len(postingTypes(t, w.ledger)))
 			}
 		})
 	}
@@ -569,8 +563,16 @@ func TestAcquirerPaymentTimeOutsideTheChargesLifeIsInvalidAndChangesNothing(t *t
 			if len(res.Refunds) != 1 || res.Refunds[0].Outcome != application.OutcomeInvalidTime {
 				t.Fatalf("refund results = %+v, want invalid_time", res.Refunds)
 			}
-			if len(w.ledger.claims) != 0 || len(w.ledger.entries) != 0 {
-				t.Fatalf("the ledger recorded claims %v and entries %v for an invalid time", w.ledger.claims, w.ledger.entries)
+			claims, err := w.ledger.LatePayments(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := w.ledger.Balance(context.Background(), w.merchant.AccountID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if entries := postingTypes(t, w.ledger); len(claims) != 0 || len(entries) != 0 || b.Available != lcOpening || b.Blocked != 0 {
+				t.Fatalf("the ledger recorded claims %v, service entries %v and a merchant balance of %+v for an invalid time", claims, entries, b)
 			}
 			if tx := w.repo.stored(id); tx.Status() != domain.TxPixQRCodeGenerated || tx.EndToEnd() != "" {
 				t.Fatalf("the charge moved to %s (endToEnd %q)", tx.Status(), tx.EndToEnd())

@@ -141,11 +141,11 @@ func TestAuthCacheRemembersOnlyCompleteAnswers(t *testing.T) {
 		in := newAuthInstance(w, time.Hour)
 		acc := w.newAccount(t)
 		raw := w.tokenFor(acc.Account.ID(), acc.Credential.ClientID)
-		w.repo.SetFail(ports.ErrUnavailable)
+		w.repo.FailAll(ports.ErrUnavailable)
 		if _, err := in.authenticate.Execute(ctx, raw); !errors.Is(err, ports.ErrUnavailable) {
 			t.Fatalf("= %v", err)
 		}
-		w.repo.SetFail(nil)
+		w.repo.Clear()
 		if _, err := in.authenticate.Execute(ctx, raw); err != nil {
 			t.Fatalf("after the store came back: %v", err)
 		}

@@ -151,8 +151,8 @@ func TestSeedAccounts(t *testing.T) {
 		if _, err := w.issue.Execute(ctx, "demo", seedSecretB, nil); !errors.Is(err, ports.ErrInvalidCredentials) {
 			t.Errorf("the listed secret replaced the stored one: %v", err)
 		}
-		if n := len(w.repo.accounts); n != 1 {
-			t.Errorf("%d accounts, want 1", n)
+		if all, err := w.repo.ListAccounts(ctx); err != nil || len(all) != 1 {
+			t.Errorf("%d accounts (%v), want 1", len(all), err)
 		}
 	})
 
@@ -162,13 +162,12 @@ func TestSeedAccounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.repo.beforeCreateCredential = func(c domain.Credential) {
-			if c.ClientID == "demo" {
-				w.repo.mu.Lock()
-				w.repo.credentials["demo"] = domain.Credential{ClientID: "demo", AccountID: other.Account.ID(), SecretHash: w.hasher.Hash(seedSecretA)}
-				w.repo.mu.Unlock()
+		w.repo.Before("CreateCredential", 1, func() {
+			c := domain.Credential{ClientID: "demo", AccountID: other.Account.ID(), SecretHash: w.hasher.Hash(seedSecretA), CreatedAt: w.clock.Now()}
+			if err := w.repo.Repo.CreateCredential(ctx, c); err != nil {
+				t.Errorf("staging the other instance's client: %v", err)
 			}
-		}
+		})
 		clients, _ := application.ParseSeedClients("Demo:demo:" + seedSecretA)
 		res, err := application.NewSeedAccounts(w.repo, w.ids, w.clock, w.hasher).Execute(ctx, clients)
 		if err != nil {
@@ -181,7 +180,7 @@ func TestSeedAccounts(t *testing.T) {
 
 	t.Run("a store that cannot answer stops the seeding without the secret in the error", func(t *testing.T) {
 		w := newAuthWorld(t)
-		w.repo.SetFail(ports.ErrUnavailable)
+		w.repo.FailAll(ports.ErrUnavailable)
 		clients, _ := application.ParseSeedClients("Demo:demo:" + seedSecretA)
 		_, err := application.NewSeedAccounts(w.repo, w.ids, w.clock, w.hasher).Execute(ctx, clients)
 		if !errors.Is(err, ports.ErrUnavailable) || strings.Contains(err.Error(), seedSecretA) {

@@ -16,6 +16,7 @@ import (
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/porttest"
 )
 
 var authStart = time.Date(2031, 8, 9, 10, 11, 12, 0, time.UTC)
@@ -24,7 +25,7 @@ var authStart = time.Date(2031, 8, 9, 10, 11, 12, 0, time.UTC)
 type authWorld struct {
 	clock    *fakeClock
 	ids      *fakeIDs
-	repo     *fakeAccounts
+	repo     *porttest.Accounts
 	issuer   *fakeIssuer
 	verifier *fakeVerifier
 	hasher   *system.ClientSecrets
@@ -39,7 +40,7 @@ type authWorld struct {
 
 func newAuthWorld(t testing.TB) *authWorld {
 	t.Helper()
-	w := &authWorld{clock: &fakeClock{now: authStart}, ids: &fakeIDs{}, repo: newFakeAccounts(), verifier: &fakeVerifier{tokens: map[string]ports.TokenClaims{}}}
+	w := &authWorld{clock: &fakeClock{now: authStart}, ids: &fakeIDs{}, repo: newAccounts(), verifier: &fakeVerifier{tokens: map[string]ports.TokenClaims{}}}
 	w.issuer = &fakeIssuer{clock: w.clock}
 	h, err := system.NewClientSecrets([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
@@ -137,10 +138,10 @@ func TestIssueTokenDoesTheSameWorkForUnknownClientAndWrongSecret(t *testing.T) {
 
 	w.repo.ResetCalls()
 	_, _ = w.issue.Execute(ctx, "no-such-client", "whatever-secret", nil)
-	unknownCalls := fmt.Sprint(w.repo.calls)
+	unknownCalls := fmt.Sprint(w.repo.Counts())
 	w.repo.ResetCalls()
 	_, _ = w.issue.Execute(ctx, acc.Credential.ClientID, "whatever-secret", nil)
-	wrongCalls := fmt.Sprint(w.repo.calls)
+	wrongCalls := fmt.Sprint(w.repo.Counts())
 	if unknownCalls != wrongCalls {
 		t.Errorf("store calls differ: unknown client %s, wrong secret %s", unknownCalls, wrongCalls)
 	}
@@ -170,7 +171,7 @@ func BenchmarkIssueTokenRefusal(b *testing.B) {
 func TestIssueTokenPassesStoreFailuresOn(t *testing.T) {
 	w := newAuthWorld(t)
 	acc := w.newAccount(t)
-	w.repo.SetFail(ports.ErrUnavailable)
+	w.repo.FailAll(ports.ErrUnavailable)
 	_, err := w.issue.Execute(context.Background(), acc.Credential.ClientID, acc.Credential.Secret, nil)
 	if !errors.Is(err, ports.ErrUnavailable) || errors.Is(err, ports.ErrInvalidCredentials) {
 		t.Fatalf("IssueToken with the store down = %v, want ports.ErrUnavailable", err)
@@ -314,7 +315,7 @@ func TestAuthenticate(t *testing.T) {
 		w := newAuthWorld(t)
 		acc := w.newAccount(t)
 		raw := w.tokenFor(acc.Account.ID(), acc.Credential.ClientID)
-		w.repo.SetFail(ports.ErrUnavailable)
+		w.repo.FailAll(ports.ErrUnavailable)
 		_, err := w.authenticate.Execute(ctx, raw)
 		if !errors.Is(err, ports.ErrUnavailable) || errors.Is(err, ports.ErrInvalidToken) {
 			t.Fatalf("= %v", err)
@@ -419,11 +420,14 @@ func TestCreateAccount(t *testing.T) {
 	})
 
 	t.Run("an empty name is refused and stores nothing", func(t *testing.T) {
-		before := len(w.repo.accounts)
+		before, err := w.repo.ListAccounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := w.createAccount.Execute(ctx, "   ", nil); err == nil {
 			t.Fatal("accepted")
 		}
-		if len(w.repo.accounts) != before {
+		if after, err := w.repo.ListAccounts(ctx); err != nil || len(after) != len(before) {
 			t.Error("an account was stored")
 		}
 	})

@@ -309,7 +309,7 @@ func TestDevolutionOfALatePaymentIsDurable(t *testing.T) {
 	}
 	psp.settle(lcE2E, application.LateDevolutionID(lcE2E), ports.DevolutionResult{Status: ports.DevolutionReturned, ReturnID: lcRtrID})
 	w.runOutbox(t, lcDevolutionCheck)
-	if got := w.ledger.postingTypes(); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
+	if got := postingTypes(t, w.ledger); !slices.Equal(got, []domain.MovementType{domain.MoveLatePayment, domain.MoveLatePaymentReturn}) {
 		t.Fatalf("postings %v, want the arrival and the return", got)
 	}
 	// The callback that reports it, and later runs, change nothing.

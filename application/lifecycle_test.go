@@ -10,11 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
+
+// lcOpening is the merchant's balance before a test starts.
+const lcOpening domain.Cents = 1_000_000
 
 var lcStart = time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC)
 
@@ -31,16 +35,18 @@ var (
 	lcRefundE2E  = regexp.MustCompile(`^D99999999\d{12}[A-Za-z0-9]{11}$`)
 )
 
-// lcWorld wires the lifecycle use cases, with the sandbox's steering, to the package's fakes:
-// one merchant, a clock the test moves.
+// lcWorld wires the lifecycle use cases, with the sandbox's steering, to one adapters/memory
+// store (behind porttest's fault injector) and the package's fakes: one funded merchant, a
+// clock the test moves.
 type lcWorld struct {
 	clock    *fakeClock
-	repo     *fakeTransactions
+	store    *memory.Store
+	repo     *txStore
 	emitter  *fakeEmitter
 	merchant domain.Principal
 	fee      domain.FeePolicy
 	receiver domain.AccountHolder
-	ledger   *fakeLedger
+	ledger   *memory.Ledger
 	devolver *fakeAcquirer
 	// devolutions is the outbox over devolver; reports what it told operators.
 	devolutions *application.SendDevolutions
@@ -65,13 +71,19 @@ func newLcWorld(t testing.TB) *lcWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := newFakeClock(lcStart)
+	clock, store := newFakeClock(lcStart), memory.NewStore()
 	w := &lcWorld{
-		clock: clock, repo: newFakeTransactions(), emitter: &fakeEmitter{},
+		clock: clock, store: store, repo: newTxStore(store), emitter: &fakeEmitter{},
 		merchant: domain.Principal{AccountID: "acct-lc-1", Scopes: domain.AllScopes()},
 		fee:      domain.FeePolicy{FixedCents: 10, BasisPoints: 99},
 		receiver: receiver,
-		ledger:   newFakeLedger(clock), devolver: &fakeAcquirer{},
+		ledger:   store.Ledger(), devolver: &fakeAcquirer{},
+	}
+	// The merchant holds money from before, as a live one does: a refund is a checked debit,
+	// and a full refund asks more than one payment less its fee left.
+	if _, err := w.ledger.Post(context.Background(), domain.OpeningBalancePostings(w.merchant.AccountID,
+		domain.LedgerBalance{}, domain.LedgerBalance{Available: lcOpening})...); err != nil {
+		t.Fatal(err)
 	}
 	w.devolutions = application.NewSendDevolutions(w.repo, w.ledger, w.devolver, w.clock,
 		application.DevolutionSettings{CheckEvery: lcDevolutionCheck, Claim: lcDevolutionClaim},
@@ -544,15 +556,14 @@ func TestSettleSandbox(t *testing.T) {
 		id := w.reach(t, domain.TxProcessingRefund)
 		w.clock.Advance(lcSettle)
 		// Between the listing and the update, the refund fails and the merchant asks again.
-		w.repo.afterList = func() {
-			w.repo.afterList = nil
+		w.repo.Before("Update", 1, func() { // after the listing, before the update
 			if err := lcFailRefund(w, id); err != nil {
 				t.Error(err)
 			}
 			if err := lcRefund(w, id); err != nil {
 				t.Error(err)
 			}
-		}
+		})
 		if n, err := w.settle.RunOnce(ctx); n != 0 || err != nil {
 			t.Fatalf("moved %d, %v", n, err)
 		}
@@ -568,12 +579,11 @@ func TestSettleSandbox(t *testing.T) {
 		w := newLcWorld(t)
 		id := w.reach(t, domain.TxProcessingRefund)
 		w.clock.Advance(lcSettle)
-		w.repo.afterList = func() {
-			w.repo.afterList = nil
+		w.repo.Before("Update", 1, func() { // after the listing, before the update
 			if err := lcFailRefund(w, id); err != nil {
 				t.Error(err)
 			}
-		}
+		})
 		if n, err := w.settle.RunOnce(ctx); n != 0 || err != nil || w.repo.stored(id).Status() != domain.TxPaid {
 			t.Fatalf("moved %d, %v", n, err)
 		}
@@ -582,7 +592,7 @@ func TestSettleSandbox(t *testing.T) {
 		w := newLcWorld(t)
 		w.reach(t, domain.TxProcessingRefund)
 		w.clock.Advance(lcSettle)
-		w.repo.failUpdate = func(string) error { return errors.New("disk on fire") }
+		w.repo.Fail("Update", 0, errors.New("disk on fire"))
 		if _, err := w.settle.RunOnce(ctx); err == nil {
 			t.Fatal("the failure was swallowed")
 		}
@@ -654,8 +664,9 @@ func TestParsePixKeyFindsTheKeyType(t *testing.T) {
 }
 
 func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
-	repo, clock := newFakeTransactions(), newFakeClock(lcStart)
-	outbox := application.NewSendDevolutions(repo, newFakeLedger(clock), &fakeAcquirer{}, clock,
+	store, clock := memory.NewStore(), newFakeClock(lcStart)
+	repo := store.Transactions()
+	outbox := application.NewSendDevolutions(repo, store.Ledger(), &fakeAcquirer{}, clock,
 		application.DevolutionSettings{CheckEvery: time.Minute, Claim: time.Minute}, func(application.DevolutionReport) {})
 	for name, build := range map[string]func(){
 		"steering without a repository": func() { sandbox.NewTransactionSteering(nil, clock, domain.FeePolicy{}, domain.AccountHolder{}) },
@@ -666,13 +677,13 @@ func TestLifecycleConstructorsRefuseNilPorts(t *testing.T) {
 		"settle without a clock":     func() { sandbox.NewSettleTransactions(repo, nil, "SANDBOX", 0) },
 		"settle without an acquirer": func() { sandbox.NewSettleTransactions(repo, clock, "", 0) },
 		"notifications without a decoder": func() {
-			application.NewApplyPixNotifications(repo, newFakeLedger(clock), outbox, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, store.Ledger(), outbox, nil, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a clock": func() {
-			application.NewApplyPixNotifications(repo, newFakeLedger(clock), outbox, fakeTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(repo, store.Ledger(), outbox, fakeTxIDs{}, nil, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a repository": func() {
-			application.NewApplyPixNotifications(nil, newFakeLedger(clock), outbox, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
+			application.NewApplyPixNotifications(nil, store.Ledger(), outbox, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})
 		},
 		"notifications without a ledger": func() {
 			application.NewApplyPixNotifications(repo, nil, outbox, fakeTxIDs{}, clock, domain.FeePolicy{}, nil, func(application.LatePayment) {})

@@ -15,7 +15,7 @@ func TestPaymentPage(t *testing.T) {
 	setup := func(t *testing.T) (*lcWorld, *application.ShowPaymentPage, *application.FollowPayment, *domain.Transaction) {
 		t.Helper()
 		w := newLcWorld(t)
-		accounts := newFakeAccounts()
+		accounts := newAccounts()
 		account, err := domain.NewAccount(w.merchant.AccountID, "Loja da Esquina", domain.AllScopes(), "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", lcStart)
 		if err != nil {
 			t.Fatal(err)

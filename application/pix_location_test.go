@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -28,8 +29,8 @@ func locTx(t *testing.T, n int) *domain.Transaction {
 	return tx
 }
 
-func newLocCase(t *testing.T, cacheSize int, txs ...*domain.Transaction) (*application.ShowPixLocation, *fakeTransactions, *fakeSigner, *fakeClock) {
-	repo := newFakeTransactions()
+func newLocCase(t *testing.T, cacheSize int, txs ...*domain.Transaction) (*application.ShowPixLocation, *txStore, *fakeSigner, *fakeClock) {
+	repo := newTxStore(memory.NewStore())
 	for _, tx := range txs {
 		repo.put(tx)
 	}
@@ -47,11 +48,11 @@ func TestShowPixLocation(t *testing.T) {
 				t.Errorf("Execute(%q) = %v, want ErrNotFound", id, err)
 			}
 		}
-		if repo.pixLookups != 0 {
-			t.Fatalf("%d look-ups for malformed ids", repo.pixLookups)
+		if pixLookups(repo) != 0 {
+			t.Fatalf("%d look-ups for malformed ids", pixLookups(repo))
 		}
-		if _, err := uc.Execute(ctx, "LOC00000000000000000000099"); !errors.Is(err, domain.ErrNotFound) || repo.pixLookups != 1 {
-			t.Fatalf("unknown id: %v after %d look-ups", err, repo.pixLookups)
+		if _, err := uc.Execute(ctx, "LOC00000000000000000000099"); !errors.Is(err, domain.ErrNotFound) || pixLookups(repo) != 1 {
+			t.Fatalf("unknown id: %v after %d look-ups", err, pixLookups(repo))
 		}
 	})
 
@@ -140,3 +141,6 @@ func TestShowPixLocation(t *testing.T) {
 		}
 	})
 }
+
+// pixLookups counts the look-ups by PIX location or txid.
+func pixLookups(r *txStore) int { return r.Calls("FindByPixLocation") + r.Calls("FindByCobTxID") }

@@ -89,8 +89,10 @@ func (uc *ReconcileWithAcquirer) RunOnce(ctx context.Context) (int, error) {
 	if err != nil || !held {
 		return 0, err
 	}
-	// The pass ends before the hold does, so that no other instance runs one beside it.
-	pass, cancel := context.WithDeadline(ctx, now.Add(uc.settings.Hold-ClaimMargin))
+	// The pass ends before the hold does, so that no other instance runs one beside it. A
+	// context's deadline is on the wall clock, which the injected clock need not be: the
+	// pass gets the hold's length, not a date read from uc.clock.
+	pass, cancel := context.WithTimeout(ctx, uc.settings.Hold-ClaimMargin)
 	defer cancel()
 	changed, err := uc.pass(pass, now)
 	if err == nil {

@@ -1,18 +1,23 @@
 package application_test
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/porttest"
 )
 
-// The ledger audit runs on the package's fakes (fakes_test.go), which vfWorld stages with a
-// store's worth of entries and resources.
+// The ledger audit runs on staged stores (stagedLedger, stagedTransactions and
+// stagedWithdrawals below), which vfWorld fills with a store's worth of entries and resources
+// and which the tests then corrupt in ways no real store would let them.
 
 var vfNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -21,16 +26,16 @@ const vfAccount = "acc-1"
 // vfWorld is a store whose ledger holds exactly what the transitions below posted: a paid
 // charge, a partial refund completed, a withdrawal that failed, and a late payment returned.
 type vfWorld struct {
-	ledger      *fakeLedger
-	txs         *fakeTransactions
-	withdrawals *fakeWithdrawals
-	accounts    *fakeAccounts
+	ledger      *stagedLedger
+	txs         *stagedTransactions
+	withdrawals *stagedWithdrawals
+	accounts    *porttest.Accounts
 }
 
 func newVfWorld(t *testing.T) *vfWorld {
 	t.Helper()
-	ledger := newFakeLedger(newFakeClock(vfNow))
-	w := &vfWorld{ledger: ledger, txs: newFakeTransactions(), withdrawals: newFakeWithdrawals(ledger), accounts: newFakeAccounts()}
+	ledger := newStagedLedger(newFakeClock(vfNow))
+	w := &vfWorld{ledger: ledger, txs: &stagedTransactions{}, withdrawals: &stagedWithdrawals{}, accounts: newAccounts()}
 	vfAddAccount(t, w.accounts, vfAccount)
 	at := vfNow.Add(-time.Hour)
 	step := func(err error) {
@@ -70,7 +75,7 @@ func newVfWorld(t *testing.T) *vfWorld {
 }
 
 // vfAddAccount stores an active merchant account created at vfNow.
-func vfAddAccount(t *testing.T, accounts *fakeAccounts, id string) {
+func vfAddAccount(t *testing.T, accounts *porttest.Accounts, id string) {
 	t.Helper()
 	a := domain.UnmarshalAccountFromDatabase(domain.AccountRecord{ID: id, Name: "Loja " + id, Status: domain.AccountActive, CreatedAt: vfNow})
 	if err := accounts.CreateAccount(context.Background(), a); err != nil {
@@ -265,7 +270,7 @@ func TestVerifyLedgerAllows(t *testing.T) {
 // so would have.
 func rebuilt(t *testing.T, log []domain.Entry, edit func(*domain.Posting)) []domain.Entry {
 	t.Helper()
-	l := newFakeLedger(newFakeClock(vfNow))
+	l := newStagedLedger(newFakeClock(vfNow))
 	for _, e := range log {
 		p := e.Posting
 		edit(&p)
@@ -470,4 +475,206 @@ func TestVerifyLedgerChecksTheOrderOfEntries(t *testing.T) {
 			t.Fatalf("the audit refuses an upgraded ledger: %v", rep.Disagreements)
 		}
 	})
+}
+
+// stagedTransactions holds transactions exactly as a test puts them, a state no store would
+// write included (a charge whose entries are missing or doubled): the audit reads what is
+// there. It answers the two reads the audit makes; any other call panics.
+type stagedTransactions struct {
+	ports.TransactionRepository
+	mu      sync.Mutex
+	records []domain.TransactionRecord
+}
+
+// put stores t, replacing the transaction of the same id.
+func (r *stagedTransactions) put(t *domain.Transaction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = slices.DeleteFunc(r.records, func(rec domain.TransactionRecord) bool { return rec.ID == t.ID() })
+	r.records = append(r.records, t.Record())
+}
+
+func (r *stagedTransactions) Get(_ context.Context, accountID, id string) (*domain.Transaction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.ID == id && rec.AccountID == accountID {
+			return domain.UnmarshalTransactionFromDatabase(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("transaction %s: %w", id, domain.ErrNotFound)
+}
+
+// List answers an account's transactions in one page, in the order they were put; the audit
+// reads them all and orders nothing.
+func (r *stagedTransactions) List(_ context.Context, f ports.TransactionFilter, p ports.Page) (ports.TransactionPage, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var all []*domain.Transaction
+	for _, rec := range r.records {
+		if rec.AccountID == f.AccountID {
+			all = append(all, domain.UnmarshalTransactionFromDatabase(rec))
+		}
+	}
+	p = p.Clamped()
+	from := min((p.Number-1)*p.Size, len(all))
+	return ports.TransactionPage{Items: all[from:min(from+p.Size, len(all))], Total: len(all)}, nil
+}
+
+// stagedWithdrawals holds withdrawals exactly as a test puts them, as stagedTransactions does.
+type stagedWithdrawals struct {
+	ports.WithdrawalRepository
+	mu      sync.Mutex
+	records []domain.WithdrawalRecord
+}
+
+// put stores w, replacing the withdrawal of the same id.
+func (r *stagedWithdrawals) put(w *domain.Withdrawal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = slices.DeleteFunc(r.records, func(rec domain.WithdrawalRecord) bool { return rec.ID == w.ID() })
+	r.records = append(r.records, w.Record())
+}
+
+func (r *stagedWithdrawals) Get(_ context.Context, accountID, id string) (*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.ID == id && rec.AccountID == accountID {
+			return domain.UnmarshalWithdrawalFromDatabase(rec), nil
+		}
+	}
+	return nil, fmt.Errorf("withdrawal %s: %w", id, domain.ErrNotFound)
+}
+
+// ListByAccount answers an account's withdrawals in the order they were put.
+func (r *stagedWithdrawals) ListByAccount(_ context.Context, accountID string, p ports.Page) ([]*domain.Withdrawal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*domain.Withdrawal
+	for _, rec := range r.records {
+		if rec.AccountID == accountID {
+			out = append(out, domain.UnmarshalWithdrawalFromDatabase(rec))
+		}
+	}
+	p = p.Clamped()
+	from := min(len(out), (p.Number-1)*p.Size)
+	return out[from:min(len(out), from+p.Size)], nil
+}
+
+// stagedLedger is a ledger as a test stages it: entries are numbered per ledger and carry the
+// balance after them, as a store keeps them, but a test may record a posting twice, reach into
+// entries to corrupt one, or set balances to override what Balance answers: states no store
+// would write, which the audit must find. It answers the reads the audit makes, and keeps the
+// payment claims a test stages; any other call panics.
+type stagedLedger struct {
+	ports.Ledger
+	clock    ports.Clock // dates the entries
+	mu       sync.Mutex
+	entries  map[string][]domain.Entry // by account id, "" the service's own ledger
+	claims   map[string]ports.PaymentClaim
+	balances map[string]domain.LedgerBalance
+}
+
+func newStagedLedger(clock ports.Clock) *stagedLedger {
+	return &stagedLedger{clock: clock, entries: map[string][]domain.Entry{}, claims: map[string]ports.PaymentClaim{},
+		balances: map[string]domain.LedgerBalance{}}
+}
+
+// appendLocked numbers postings after the entries of their ledgers and stores them, all or
+// none: a checked posting the available balance does not cover refuses them all. The caller
+// holds l.mu.
+func (l *stagedLedger) appendLocked(postings []domain.Posting) error {
+	next := map[string][]domain.Entry{}
+	for _, p := range postings {
+		log, ok := next[p.AccountID]
+		if !ok {
+			log = slices.Clone(l.entries[p.AccountID])
+		}
+		var prev *domain.Entry
+		if len(log) > 0 {
+			prev = &log[len(log)-1]
+		}
+		e, err := domain.NextEntry(prev, p, l.clock.Now())
+		if err != nil {
+			return err
+		}
+		next[p.AccountID] = append(log, e)
+	}
+	for account, log := range next {
+		l.entries[account] = log
+	}
+	return nil
+}
+
+// record stores postings as given, a duplicate id included, so that a test can stage the
+// ledger it needs.
+func (l *stagedLedger) record(t testing.TB, postings ...domain.Posting) {
+	t.Helper()
+	l.mu.Lock()
+	err := l.appendLocked(postings)
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatalf("recording %d postings: %v", len(postings), err)
+	}
+}
+
+func (l *stagedLedger) Balance(_ context.Context, accountID string) (domain.Balance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.balances[accountID]
+	if log := l.entries[accountID]; !ok && len(log) > 0 {
+		b = log[len(log)-1].BalanceAfter
+	}
+	return domain.Balance{Available: b.Available, Blocked: b.Blocked}, nil
+}
+
+func (l *stagedLedger) Scan(_ context.Context, accountID string, fn func(domain.Entry) error) error {
+	l.mu.Lock()
+	log := slices.Clone(l.entries[accountID])
+	l.mu.Unlock()
+	for _, e := range log {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *stagedLedger) Ledgers(context.Context) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := []string{}
+	for id, log := range l.entries {
+		if len(log) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func (l *stagedLedger) ClaimPayment(_ context.Context, c ports.PaymentClaim) (ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if prior, ok := l.claims[c.EndToEndID]; ok {
+		return prior, nil
+	}
+	l.claims[c.EndToEndID] = c
+	return c, nil
+}
+
+func (l *stagedLedger) LatePayments(context.Context) ([]ports.PaymentClaim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []ports.PaymentClaim{}
+	for _, c := range l.claims {
+		if c.Late {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.PaymentClaim) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.EndToEndID, b.EndToEndID))
+	})
+	return out, nil
 }

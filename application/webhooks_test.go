@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/porttest"
 )
 
 // The webhook tests run on the package's fakes (fakes_test.go): the outbox, the sender, the
@@ -28,7 +30,7 @@ const (
 // whWorld is a dispatcher's surroundings: an outbox, one account, a clock and a sender.
 type whWorld struct {
 	outbox   *fakeOutbox
-	accounts *fakeAccounts
+	accounts *porttest.Accounts
 	encoder  *fakeEncoder
 	sender   *fakeSender
 	clock    *fakeClock
@@ -40,7 +42,7 @@ type whWorld struct {
 
 func newWhWorld(t testing.TB) *whWorld {
 	t.Helper()
-	w := &whWorld{outbox: newFakeOutbox(), accounts: newFakeAccounts(), encoder: &fakeEncoder{},
+	w := &whWorld{outbox: newFakeOutbox(), accounts: newAccounts(), encoder: &fakeEncoder{},
 		sender: &fakeSender{}, clock: newFakeClock(whStart)}
 	whAddAccount(t, w.accounts, "acc-1", whSecret)
 	whAddAccount(t, w.accounts, "acc-2", whSecret)
@@ -358,7 +360,7 @@ func TestDispatcherTreatsEveryAnswerButA2xxAsAFailure(t *testing.T) {
 func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	w := newWhWorld(t)
 	e := w.event(t)
-	w.accounts.SetFail(ports.ErrUnavailable)
+	w.accounts.FailAll(ports.ErrUnavailable)
 	d := w.dispatcher(t, application.DispatcherConfig{Lease: time.Minute})
 
 	n, err := d.DeliverDue(context.Background())
@@ -368,7 +370,7 @@ func TestDispatcherSpendsNoAttemptOnItsOwnFailures(t *testing.T) {
 	if got := w.outbox.get(e.ID); len(got.Attempts) != 0 || len(w.sender.sent()) != 0 {
 		t.Fatalf("an attempt was spent: %+v", got)
 	}
-	w.accounts.SetFail(nil)
+	w.accounts.Clear()
 	if n := whDeliverDue(t, d); n != 0 {
 		t.Errorf("claimed again before the lease ran out")
 	}
@@ -582,7 +584,8 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 
 func TestListEvents(t *testing.T) {
 	w := newWhWorld(t)
-	txs := newFakeTransactions()
+	store := memory.NewStore()
+	txs := newTxStore(store)
 	for id, account := range map[string]string{"tx-1": "acc-1", "tx-quiet": "acc-1", "tx-2": "acc-2"} {
 		tx, err := domain.NewTransaction(id, "payment-token-of-the-"+id, account, "SANDBOX", domain.Order{Amount: 1000,
 			PaymentMethod: domain.PaymentPIX, ExpirationSeconds: 3600, IsInfoProduct: true}, domain.Idempotency{}, whStart)
@@ -591,13 +594,19 @@ func TestListEvents(t *testing.T) {
 		}
 		txs.put(tx)
 	}
-	wds := newFakeWithdrawals(newFakeLedger(w.clock))
+	wds := store.Withdrawals()
 	wd, err := domain.NewWithdrawal("wd-1", "acc-1", "SANDBOX", domain.Payout{Amount: 3000,
 		PixKey: domain.PixKey{Type: domain.PixKeyEmail, Key: "loja@example.com"}}, domain.Idempotency{}, whStart)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wds.put(wd)
+	// The withdrawal's debit is checked against the balance: an opening balance covers it.
+	if _, err := store.Ledger().Post(context.Background(), domain.OpeningBalancePostings("acc-1", domain.LedgerBalance{}, domain.LedgerBalance{Available: 3000})...); err != nil {
+		t.Fatal(err)
+	}
+	if err := wds.Create(context.Background(), wd); err != nil {
+		t.Fatal(err)
+	}
 	first := w.event(t)
 	w.clock.Advance(time.Second)
 	second := w.event(t)
@@ -667,7 +676,7 @@ func whIDs(ds []ports.Delivery) []string {
 }
 
 // whAddAccount stores an account whose webhooks are signed with secret.
-func whAddAccount(t testing.TB, repo *fakeAccounts, id, secret string) {
+func whAddAccount(t testing.TB, repo *porttest.Accounts, id, secret string) {
 	t.Helper()
 	a, err := domain.NewAccount(id, "Loja "+id, domain.AllScopes(), secret, whStart.Add(-time.Hour))
 	if err != nil {

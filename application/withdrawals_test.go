@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
@@ -19,10 +20,10 @@ func newWdClock() *fakeClock {
 	return newFakeClock(time.Date(2026, 11, 22, 11, 19, 32, 123_000_000, time.UTC))
 }
 
-// wdFixture is the withdrawal use cases over the fakes, for one funded account.
+// wdFixture is the withdrawal use cases over an adapters/memory store, for one funded account.
 type wdFixture struct {
-	ledger  *fakeLedger
-	repo    *fakeWithdrawals
+	ledger  *memory.Ledger
+	repo    *wdStore
 	clock   *fakeClock
 	create  *application.CreateWithdrawal
 	caller  domain.Principal
@@ -38,8 +39,8 @@ var wdGateway = domain.AccountHolder{
 func newWdFixture(t *testing.T, startAtOnce bool, fee domain.Cents, funds domain.Cents) *wdFixture {
 	t.Helper()
 	clock := newWdClock()
-	ledger := newFakeLedger(clock)
-	repo := newFakeWithdrawals(ledger)
+	store := memory.NewStore()
+	ledger, repo := store.Ledger(), newWdStore(store)
 	f := &wdFixture{
 		ledger: ledger, repo: repo, clock: clock,
 		create: application.NewCreateWithdrawal(repo, &fakeIDs{}, clock, application.WithdrawalSettings{
@@ -49,7 +50,7 @@ func newWdFixture(t *testing.T, startAtOnce bool, fee domain.Cents, funds domain
 		caller:  domain.Principal{AccountID: "acc-1"},
 		another: domain.Principal{AccountID: "acc-2"},
 	}
-	ledger.fund(t, "acc-1", funds)
+	fund(t, ledger, "acc-1", funds)
 	return f
 }
 
@@ -177,7 +178,7 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 	})
 	t.Run("another account may use the same key", func(t *testing.T) {
 		f := newWdFixture(t, true, 0, 10_000)
-		f.ledger.fund(t, f.another.AccountID, 10_000)
+		fund(t, f.ledger, f.another.AccountID, 10_000)
 		in := wdInput(1_000)
 		in.IdempotencyKey = "payout-key-1"
 		a := f.mustCreate(t, in)
@@ -222,18 +223,21 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			f := newWdFixture(t, true, 0, 5_000)
-			f.repo.balanceFirst = balanceFirst
 			in := wdInput(5_000)
 			in.IdempotencyKey = "payout-key-late"
 			var winnerID string
-			f.repo.beforeCreate = func(r *fakeWithdrawals) {
-				r.beforeCreate = nil // the winner's own call goes straight through
+			// The winner's own call (the second) goes straight through.
+			f.repo.Before("Create", 1, func() {
 				res, err := f.create.Execute(context.Background(), f.caller, in)
 				if err != nil {
 					t.Errorf("winner: %v", err)
 					return
 				}
 				winnerID = res.Withdrawal.ID()
+			})
+			if balanceFirst {
+				// A store that checks the balance before the key refuses the loser so.
+				f.repo.Fail("Create", 1, fmt.Errorf("%w: 0 cents available, 5000 asked", domain.ErrInsufficientBalance))
 			}
 			res, err := f.create.Execute(context.Background(), f.caller, in)
 			if err != nil || !res.Replayed || res.Withdrawal.ID() != winnerID {
@@ -282,9 +286,9 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 
 func TestCreateWithdrawalFailsWhenTheKeyCannotBeResolved(t *testing.T) {
 	clock := newWdClock()
-	ledger := newFakeLedger(clock)
-	repo := newFakeWithdrawals(ledger)
-	ledger.fund(t, "acc-1", 10_000)
+	store := memory.NewStore()
+	repo := newWdStore(store)
+	fund(t, store.Ledger(), "acc-1", 10_000)
 	lookupDown := errors.New("PIX directory unreachable")
 	uc := application.NewCreateWithdrawal(repo, &fakeIDs{}, clock, application.WithdrawalSettings{
 		Acquirer: "SANDBOX", Payer: &wdGateway, StartAtOnce: true, Directory: fakeDirectory{lookupDown},

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/adapters/system"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
@@ -34,7 +35,7 @@ type authServer struct {
 	t        *testing.T
 	srv      *httptest.Server
 	clock    *fakeClock
-	accounts *fakeAccounts
+	accounts *memory.Accounts
 	create   *application.CreateAccount
 	disable  *application.DisableAccount
 }
@@ -42,7 +43,7 @@ type authServer struct {
 func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 	t.Helper()
 	clock := newFakeClock(time.Date(2031, 9, 10, 11, 12, 13, 0, time.UTC))
-	accounts := newFakeAccounts()
+	accounts := memory.NewAccounts()
 	tokens := newFakeTokens(clock)
 	hasher, err := system.NewClientSecrets([]byte("http-test-key-http-test-key-0123"))
 	if err != nil {

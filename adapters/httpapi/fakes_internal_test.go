@@ -2,9 +2,9 @@ package httpapi
 
 // The hand-written fakes of the ports the internal tests of this package need, one of each
 // port: a clock the test moves, a transaction store that fails as a driver does, the PIX
-// emitter, renderer, ids and payment tokens, the acquirer, the authenticator and an instance
-// registry, and stand-ins for the ports a test does not exercise (interface values whose
-// methods panic when called).
+// emitter, renderer, ids and payment tokens, the acquirer and the authenticator, and stand-ins
+// for the ports a test does not exercise (interface values whose methods panic when called).
+// Stores are adapters/memory, with ports/porttest to make them fail.
 
 import (
 	"context"
@@ -12,22 +12,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
+	"github.com/pixgate/pixgate/ports/porttest"
 )
 
 // Each fake is the port it stands for.
 var (
-	_ ports.Clock                 = (*fakeClock)(nil)
-	_ ports.TransactionRepository = failingTransactions{}
-	_ ports.PixEmitter            = fakeEmitter{}
-	_ ports.QRRenderer            = fakeRenderer{}
-	_ ports.IDGenerator           = fakeIDs{}
-	_ ports.CapabilityGenerator   = fakeCapabilities{}
-	_ ports.Acquirer              = fakeAcquirer{}
-	_ ports.InstanceRegistry      = (*fakeRegistry)(nil)
-	_ Authenticator               = fakeAuthenticator{}
+	_ ports.Clock               = (*fakeClock)(nil)
+	_ ports.PixEmitter          = fakeEmitter{}
+	_ ports.QRRenderer          = fakeRenderer{}
+	_ ports.IDGenerator         = fakeIDs{}
+	_ ports.CapabilityGenerator = fakeCapabilities{}
+	_ ports.Acquirer            = fakeAcquirer{}
+	_ Authenticator             = fakeAuthenticator{}
 )
 
 // errDriver reads like what a database driver says, credentials and addresses included.
@@ -57,64 +57,27 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// failingTransactions is a TransactionRepository whose every call fails with errDriver,
-// or panics, as a bug in an adapter would, when panics is set. With acceptCreate, Create
-// succeeds and GetByIdempotencyKey finds nothing, so that a failure after them is someone
-// else's.
-type failingTransactions struct {
-	panics       bool
-	acceptCreate bool
-}
-
-func (s failingTransactions) fail() error {
-	if s.panics {
-		var none []int
-		_ = none[3] // a runtime error, as a bug in an adapter would raise
+// failingTransactions is a transaction store (adapters/memory) whose every call fails with
+// errDriver, or panics, as a bug in an adapter would, when panics is set. With acceptCreate,
+// Create and GetByIdempotencyKey reach the store (a new transaction is stored, a key finds
+// nothing), so that a failure after them is someone else's.
+func failingTransactions(panics, acceptCreate bool) *porttest.Transactions {
+	r := porttest.NewTransactions(memory.NewStore().Transactions())
+	switch {
+	case panics:
+		r.Before("", 0, func() {
+			var none []int
+			_ = none[3] // a runtime error, as a bug in an adapter would raise
+		})
+	case acceptCreate:
+		for _, m := range []string{"Get", "Find", "FindByPaymentToken", "FindByPixLocation", "FindByCobTxID", "List",
+			"Update", "ListExpired", "ListDevolutionsDue", "ListByStatus"} {
+			r.Fail(m, 0, errDriver)
+		}
+	default:
+		r.FailAll(errDriver)
 	}
-	return errDriver
-}
-
-func (s failingTransactions) Create(context.Context, *domain.Transaction) error {
-	if s.acceptCreate {
-		return nil
-	}
-	return s.fail()
-}
-func (s failingTransactions) Get(context.Context, string, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) GetByIdempotencyKey(context.Context, string, string) (*domain.Transaction, error) {
-	if s.acceptCreate {
-		return nil, domain.ErrNotFound
-	}
-	return nil, s.fail()
-}
-func (s failingTransactions) Find(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) FindByPaymentToken(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) FindByPixLocation(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) FindByCobTxID(context.Context, string) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) List(context.Context, ports.TransactionFilter, ports.Page) (ports.TransactionPage, error) {
-	return ports.TransactionPage{}, s.fail()
-}
-func (s failingTransactions) Update(context.Context, string, string, func(*domain.Transaction) error) (*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) ListExpired(context.Context, time.Time, int) ([]*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) ListDevolutionsDue(context.Context, time.Time, int) ([]*domain.Transaction, error) {
-	return nil, s.fail()
-}
-func (s failingTransactions) ListByStatus(context.Context, domain.TransactionStatus, time.Time, int) ([]*domain.Transaction, error) {
-	return nil, s.fail()
+	return r
 }
 
 // fakeAuthenticator knows one bearer token, "good", of an account with every scope.
@@ -169,32 +132,6 @@ func fakeDevolutions(repo ports.TransactionRepository, clock ports.Clock) *appli
 
 // fakeLedger is a ledger no test of this package reaches: the outbox needs one.
 type fakeLedger struct{ ports.Ledger }
-
-// fakeRegistry is an in-process ports.InstanceRegistry: what instances sharing one store see.
-type fakeRegistry struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-}
-
-func (r *fakeRegistry) Heartbeat(_ context.Context, id string, now time.Time, ttl time.Duration) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seen[id] = now
-	n := 0
-	for _, at := range r.seen {
-		if now.Sub(at) <= ttl {
-			n++
-		}
-	}
-	return n, nil
-}
-
-func (r *fakeRegistry) Leave(_ context.Context, id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.seen, id)
-	return nil
-}
 
 // Ports a test does not exercise: interface values whose methods panic when called.
 type (

@@ -1,17 +1,14 @@
 package httpapi_test
 
 // The hand-written fakes of the ports the black-box tests of this package need, one of each
-// port: a clock the test moves, ids, an account store, a token issuer and verifier sharing a
-// table, a token granter that fails, and stand-ins for the ports a test does not exercise.
+// port: a clock the test moves, ids, a token issuer and verifier sharing a table, a token
+// granter that fails, and stand-ins for the ports a test does not exercise. The account store
+// is adapters/memory's.
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,12 +20,11 @@ import (
 
 // Each fake is the port it stands for.
 var (
-	_ ports.Clock             = (*fakeClock)(nil)
-	_ ports.IDGenerator       = fakeIDs{}
-	_ ports.AccountRepository = (*fakeAccounts)(nil)
-	_ ports.TokenIssuer       = (*fakeTokens)(nil)
-	_ ports.TokenVerifier     = (*fakeTokens)(nil)
-	_ httpapi.TokenGranter    = failingGranter{}
+	_ ports.Clock          = (*fakeClock)(nil)
+	_ ports.IDGenerator    = fakeIDs{}
+	_ ports.TokenIssuer    = (*fakeTokens)(nil)
+	_ ports.TokenVerifier  = (*fakeTokens)(nil)
+	_ httpapi.TokenGranter = failingGranter{}
 )
 
 // fakeClock is a clock that moves only when the test advances it.
@@ -60,144 +56,6 @@ func (fakeIDs) NewID() string {
 	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// fakeAccounts is an in-memory ports.AccountRepository; fail makes every call answer it.
-type fakeAccounts struct {
-	mu          sync.Mutex
-	accounts    map[string]*domain.Account
-	credentials map[string]domain.Credential
-	fail        error
-}
-
-func newFakeAccounts() *fakeAccounts {
-	return &fakeAccounts{accounts: map[string]*domain.Account{}, credentials: map[string]domain.Credential{}}
-}
-
-func (s *fakeAccounts) CreateAccount(_ context.Context, a *domain.Account) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	if _, ok := s.accounts[a.ID()]; ok {
-		return ports.ErrDuplicate
-	}
-	s.accounts[a.ID()] = authCopyAccount(a)
-	return nil
-}
-
-func authCopyAccount(a *domain.Account) *domain.Account {
-	return domain.UnmarshalAccountFromDatabase(a.Record())
-}
-
-func (s *fakeAccounts) GetAccount(_ context.Context, id string) (*domain.Account, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	a, ok := s.accounts[id]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	return authCopyAccount(a), nil
-}
-
-func (s *fakeAccounts) ListAccounts(context.Context) ([]*domain.Account, error) {
-	return nil, errors.New("not used by the routes")
-}
-
-func (s *fakeAccounts) UpdateAccount(_ context.Context, id string, fn func(*domain.Account) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	a, ok := s.accounts[id]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	work := authCopyAccount(a)
-	if err := fn(work); err != nil {
-		return err
-	}
-	s.accounts[id] = work
-	return nil
-}
-
-func (s *fakeAccounts) CreateCredential(_ context.Context, c domain.Credential) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	if _, ok := s.credentials[c.ClientID]; ok {
-		return ports.ErrDuplicate
-	}
-	s.credentials[c.ClientID] = c
-	return nil
-}
-
-func (s *fakeAccounts) GetCredential(_ context.Context, clientID string) (domain.Credential, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return domain.Credential{}, s.fail
-	}
-	c, ok := s.credentials[clientID]
-	if !ok {
-		return domain.Credential{}, domain.ErrNotFound
-	}
-	return c, nil
-}
-
-func (s *fakeAccounts) ListCredentials(_ context.Context, accountID string) ([]domain.Credential, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	out := []domain.Credential{}
-	for _, c := range s.credentials {
-		if c.AccountID == accountID {
-			out = append(out, c)
-		}
-	}
-	slices.SortFunc(out, func(a, b domain.Credential) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ClientID, b.ClientID))
-	})
-	return out, nil
-}
-
-func (s *fakeAccounts) RevokeCredential(_ context.Context, accountID, clientID string, at time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	c, ok := s.credentials[clientID]
-	if !ok || c.AccountID != accountID {
-		return domain.ErrNotFound
-	}
-	c.RevokedAt = &at
-	s.credentials[clientID] = c
-	return nil
-}
-
-func (s *fakeAccounts) RecordCredentialUse(_ context.Context, clientID string, at time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	c, ok := s.credentials[clientID]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	c.LastUsedAt = &at
-	s.credentials[clientID] = c
-	return nil
 }
 
 // fakeTokens issues opaque tokens and verifies them from its table.

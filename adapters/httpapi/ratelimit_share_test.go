@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"github.com/pixgate/pixgate/adapters/memory"
 	"testing"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 // the two others take up its share at their next heartbeat.
 func TestRateShare(t *testing.T) {
 	clock := newFakeClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
-	reg := &fakeRegistry{seen: map[string]time.Time{}}
+	reg := memory.NewInstances()
 	const rps, burst = 30, 30
 	var limiters []*RateLimiter
 	var shares []*RateShare

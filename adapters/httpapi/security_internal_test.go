@@ -68,7 +68,7 @@ func TestOWASPAPI8InternalErrorsAnswer500WithoutTheirCause(t *testing.T) {
 		if panics {
 			what = "a panic"
 		}
-		s, logs := secServer(failingTransactions{panics: panics}, fakeEmitter{})
+		s, logs := secServer(failingTransactions(panics, false), fakeEmitter{})
 		for _, rq := range requests {
 			t.Run(what+" in "+rq.method+" "+rq.path, func(t *testing.T) {
 				req := httptest.NewRequest(rq.method, rq.path, strings.NewReader(rq.body))
@@ -110,7 +110,7 @@ func TestOWASPAPI8InternalErrorsAnswer500WithoutTheirCause(t *testing.T) {
 
 func TestOWASPAPI8AFailedEmissionAnswers500WithoutTheEmittersWords(t *testing.T) {
 	emitErr := errors.New("acquirer POST https://acq.internal/v2/cob?key=k3y answered 500: java.lang.NullPointerException")
-	s, logs := secServer(failingTransactions{acceptCreate: true}, fakeEmitter{err: emitErr})
+	s, logs := secServer(failingTransactions(false, true), fakeEmitter{err: emitErr})
 	req := httptest.NewRequest("POST", "/transaction", strings.NewReader(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer good")

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"github.com/pixgate/pixgate/adapters/memory"
 	"sync"
 	"testing"
 	"time"
@@ -116,7 +117,7 @@ func TestClientGuessBudget(t *testing.T) {
 	})
 	t.Run("instances sharing the limits hold a share each", func(t *testing.T) {
 		clock := newFakeClock(start)
-		reg := &fakeRegistry{seen: map[string]time.Time{}}
+		reg := memory.NewInstances()
 		var limits []*TokenLimits
 		var shares []*RateShare
 		for _, id := range []string{"a", "b", "c"} {
