@@ -126,7 +126,7 @@ func idemSlot(key, id string) string {
 }
 
 // ledgerFields are the postings of status changes stored in the document but not yet posted
-// to the ledger (see doc.go). A status change appends its unchecked postings here in the same
+// to the ledger (docs/adr/0006). A status change appends its unchecked postings here in the same
 // write as the change; once they are posted the array goes, with ledgerDue.
 type ledgerFields struct {
 	LedgerPending []postingDoc `bson:"ledgerPending,omitempty"`

@@ -9,7 +9,7 @@ import (
 )
 
 // outboxFields are the pending deliveries of the events a resource raised, kept in the
-// resource's own document (see doc.go). Only the outbox code changes them after creation,
+// resource's own document (docs/adr/0006). Only the outbox code changes them after creation,
 // except that Update appends new deliveries.
 type outboxFields struct {
 	Outbox []deliveryDoc `bson:"outbox,omitempty"`
