@@ -28,10 +28,11 @@
 //
 //   - Never rely on a conditional update being atomic between clients: FerretDB v1 applies
 //     updateOne({_id, version: v}) as read, apply, write back. Every write of an existing
-//     document goes through writeClaimed: it claims the state it read (collection, id, version,
-//     outboxRev) under the unique _id of a claims document, and filters on that whole state
-//     (stateFilter). Version and outboxRev only grow, so a state never comes back. Inserts claim
-//     nothing: a unique index decides them.
+//     document claims the state it read under the unique _id of a claims document and filters
+//     on that whole state (writeClaimed; for transactions and withdrawals the state is version
+//     and outboxRev, stateKey and stateFilter). States only move forward, so one never comes
+//     back. A credential, which has no version, is claimed as a whole. Inserts claim nothing: a
+//     unique index decides them.
 //   - A claim is released only once its write is known to be done; a write that failed in an
 //     unknown way leaves it to go stale after Config.RecoverAfter. RecoverAfter must exceed
 //     OpTimeout, and every write of a call runs under OpTimeout (Store.op, Store.afterCall).
