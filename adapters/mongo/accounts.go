@@ -96,19 +96,14 @@ func (r *AccountRepository) UpdateAccount(ctx context.Context, id string, fn fun
 		}
 		// One writer per version across instances (claims.go): a replace is not atomic
 		// with its version check on every server.
-		c, ok, err := r.s.claimWrite(ctx, collAccounts+"/"+id+"/v"+strconv.FormatInt(v, 10))
+		written, err := r.s.writeClaimed(ctx, collAccounts+"/"+id+"/v"+strconv.FormatInt(v, 10), "update account "+id,
+			func(ctx context.Context) (*mdb.UpdateResult, error) {
+				return r.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: v}}, fromAccount(a, v+1))
+			})
 		if err != nil {
 			return err
 		}
-		if !ok {
-			continue
-		}
-		res, err := r.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: v}}, fromAccount(a, v+1))
-		if err != nil {
-			return mapErr(ctx, "update account "+id, err)
-		}
-		c.release(ctx)
-		if res.MatchedCount == 1 {
+		if written {
 			return nil
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	mdb "go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// collClaims holds the write claims (see doc.go, Exclusive writes across instances).
+// collClaims holds the write claims (docs/adr/0005).
 const collClaims = "claims"
 
 // claimDoc is one write claim: _id is what it claims (a document in the state its writer read
@@ -92,4 +92,36 @@ func (c *claim) release(ctx context.Context) {
 // stateKey names document id of coll in the state (version, outboxRev).
 func stateKey(coll, id string, version, outboxRev int64) string {
 	return coll + "/" + id + "/v" + strconv.FormatInt(version, 10) + "/o" + strconv.FormatInt(outboxRev, 10)
+}
+
+// writeClaimed makes write, one write of a document, under the claim of key (claimWrite), and
+// releases the claim once the write returned. It answers whether the write matched its filter;
+// false with a nil error also when someone else holds the claim: either way a lost race, after
+// which the caller reads again and retries. An error of write (mapped under what) is a write
+// that may still land: its claim stays, and goes stale, and the error says so to
+// checkedPostings.fail (see writeUnknown).
+func (s *Store) writeClaimed(ctx context.Context, key, what string, write func(context.Context) (*mdb.UpdateResult, error)) (bool, error) {
+	c, ok, err := s.claimWrite(ctx, key)
+	if err != nil || !ok {
+		return false, err
+	}
+	res, err := write(ctx)
+	if err != nil {
+		return false, &writeUnknown{mapErr(ctx, what, err)}
+	}
+	c.release(ctx)
+	return res.MatchedCount == 1, nil
+}
+
+// writeUnknown is the error of a write that failed in an unknown way (the database went away
+// just now): the write may have happened, so what its call took must not be given back yet.
+type writeUnknown struct{ err error }
+
+func (e *writeUnknown) Error() string { return e.err.Error() }
+func (e *writeUnknown) Unwrap() error { return e.err }
+
+// mayHaveLanded tells whether err is, or wraps, a writeUnknown.
+func mayHaveLanded(err error) bool {
+	var u *writeUnknown
+	return errors.As(err, &u)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/pixgate/pixgate/ports"
 )
 
-// LedgerRepository is the double-entry ledger (see doc.go): one document per journal entry
+// LedgerRepository is the double-entry ledger (docs/adr/0001, 0007): one document per journal entry
 // (the lines one change records in one step) in the ledger collection, numbered per account
 // under a unique index, and the registry of PIX payments in the payments collection. Build it
 // with Open; use it through Store.
@@ -97,7 +97,7 @@ type balanceDoc struct {
 }
 
 // entryDoc is one journal entry of the ledger: the lines one status change recorded in one
-// step (see doc.go, The ledger). Its own fields are its first line, so a document written
+// step (docs/adr/0001). Its own fields are its first line, so a document written
 // before journals is a journal of one line; Legs are the lines after it. Its _id is the first
 // posting's id, so that a journal is stored once whoever posts it; (accountId, seq) is unique
 // on the first line's number, so that an account's lines are numbered without gaps or
@@ -172,8 +172,8 @@ func (d *entryDoc) lines() []domain.Entry {
 	return out
 }
 
-// post stores the postings ps as one journal entry of their account's ledger (see doc.go, The
-// ledger), unless they are stored already; it reports how many lines this call stored. The
+// post stores the postings ps as one journal entry of their account's ledger (docs/adr/0001,
+// 0007), unless they are stored already; it reports how many lines this call stored. The
 // lines are dated by their postings' At, or at when they have none. open marks the journal
 // for Recover (see checkedPostings).
 //
@@ -235,8 +235,8 @@ func (l *LedgerRepository) postEach(ctx context.Context, ps []domain.Posting, op
 // number N), lets domain.NextJournal number, date and apply the postings after it (lines
 // N+1...N+k, each with its balance after, a checked posting checked against the lines before
 // it), and inserts them as one document with seq N+1. The unique index on (accountId, seq)
-// admits one journal per first number, and first numbers follow one another densely (see
-// doc.go), so an insert that succeeds was computed from the journal right before it: the
+// admits one journal per first number, and first numbers follow one another densely (by
+// induction: N+1 is computed only from a head whose last line is N, docs/adr/0007), so an insert that succeeds was computed from the journal right before it: the
 // balances it carries, and its checks, saw every earlier movement of the account.
 //
 // A duplicate key means either that the journal is stored (its _id) or that another writer
@@ -678,31 +678,25 @@ func (l *LedgerRepository) UpdateLateDevolution(ctx context.Context, endToEndID 
 		if err := fn(&c); err != nil {
 			return ports.PaymentClaim{}, err
 		}
-		cl, ok, err := l.s.claimWrite(ctx, stateKey(collPayments, endToEndID, d.Version, 0))
-		if err != nil {
-			return ports.PaymentClaim{}, err
-		}
-		if !ok {
-			continue
-		}
 		due := msPtr(c.Devolution.Due)
 		var version any = d.Version
 		if d.Version == 0 {
 			// A claim stored before claims had a version has none: null matches it too.
 			version = bson.D{{Key: "$in", Value: bson.A{int64(0), nil}}}
 		}
-		res, err := l.payments.UpdateOne(ctx,
-			bson.D{{Key: "_id", Value: endToEndID}, {Key: "version", Value: version}},
-			bson.D{{Key: "$set", Value: bson.D{
-				{Key: "devolutionDue", Value: due}, {Key: "devolutionClaims", Value: c.Devolution.Claims},
-				{Key: "version", Value: d.Version + 1},
-			}}})
+		written, err := l.s.writeClaimed(ctx, stateKey(collPayments, endToEndID, d.Version, 0), what,
+			func(ctx context.Context) (*mdb.UpdateResult, error) {
+				return l.payments.UpdateOne(ctx,
+					bson.D{{Key: "_id", Value: endToEndID}, {Key: "version", Value: version}},
+					bson.D{{Key: "$set", Value: bson.D{
+						{Key: "devolutionDue", Value: due}, {Key: "devolutionClaims", Value: c.Devolution.Claims},
+						{Key: "version", Value: d.Version + 1},
+					}}})
+			})
 		if err != nil {
-			// The write may have happened: the claim stays, and goes stale.
-			return ports.PaymentClaim{}, mapErr(ctx, what, err)
+			return ports.PaymentClaim{}, err
 		}
-		cl.release(ctx)
-		if res.MatchedCount == 1 {
+		if written {
 			d.DevolutionDue, d.DevolutionClaims, d.Version = due, c.Devolution.Claims, d.Version+1
 			return d.toClaim(), nil
 		}

@@ -7,19 +7,15 @@ import (
 
 // localLocks serialise, inside one process, the writes to one document (Store.locks) and the
 // posts to one account's ledger (Store.ledgerLocks). They are not what makes the adapter
-// correct between processes — the version checks and unique indexes on the server do that —
-// but they add two things:
+// correct between processes — the write claims and unique indexes on the server do that, on
+// FerretDB as on MongoDB (docs/adr/0005) — but they add two things:
 //
 //   - Goroutines of one process no longer race each other through the database: twenty
 //     concurrent updates of one transaction cost twenty writes instead of the quadratic number
-//     of failed conditional writes and re-reads that optimistic retries take.
-//   - Servers that do not execute a conditional update atomically stay correct for a single
-//     instance. FerretDB v1 (the suites' database) reads the matching document, applies the
-//     update in its own memory and writes the whole document back by _id: two concurrent
-//     updateOne({_id, version: v}) both match and both write. Serialised here, they cannot
-//     interleave. Several pixgate instances updating one document on such a server are NOT
-//     safe; on MongoDB they are. The ledger does not depend on this: it rests on unique
-//     indexes, which FerretDB enforces atomically (see doc.go).
+//     of lost claims, failed conditional writes and re-reads that optimistic retries take.
+//   - With Config.NoClaims (one instance only), they are what keeps two writes of one document
+//     from interleaving on a server that does not apply a conditional update atomically
+//     (FerretDB v1).
 //
 // The locks are a fixed set of stripes, keyed by a hash: unrelated documents may share a
 // stripe (they then wait for each other a little), and the set never grows. A caller never

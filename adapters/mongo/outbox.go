@@ -19,7 +19,7 @@ import (
 )
 
 // Outbox hands out the deliveries kept in the outbox arrays of transaction and withdrawal
-// documents (see doc.go for the design). Build it with Open; use it through Store.
+// documents (docs/adr/0006 has the design). Build it with Open; use it through Store.
 //
 // Every write to an outbox is a conditional updateOne guarded by the document's outboxRev,
 // the revision of its outbox: it sets the fields of the chosen array elements by position
@@ -296,16 +296,10 @@ func (o *Outbox) writeOutbox(ctx context.Context, src source, doc *outboxDoc, se
 		return false, err
 	}
 	defer unlock()
-	c, ok, err := o.s.claimWrite(ctx, stateKey(src.coll.Name(), doc.ID, doc.Version, doc.Box.OutboxRev))
-	if err != nil || !ok {
-		return false, err
-	}
-	res, err := src.coll.UpdateOne(ctx, stateFilter(doc.ID, doc.Version, doc.Box.OutboxRev), update)
-	if err != nil {
-		return false, mapErr(ctx, "write outbox", err)
-	}
-	c.release(ctx)
-	return res.MatchedCount == 1, nil
+	return o.s.writeClaimed(ctx, stateKey(src.coll.Name(), doc.ID, doc.Version, doc.Box.OutboxRev), "write outbox",
+		func(ctx context.Context) (*mdb.UpdateResult, error) {
+			return src.coll.UpdateOne(ctx, stateFilter(doc.ID, doc.Version, doc.Box.OutboxRev), update)
+		})
 }
 
 // findEvent returns the document holding event id and the event's position in its outbox:

@@ -94,19 +94,14 @@ func (r *Reconciliations) change(ctx context.Context, what string, decide func(*
 			}
 			return mapErr(ctx, what, err)
 		}
-		c, ok, err := r.s.claimWrite(ctx, collReconciliation+"/"+reconciliationID+"/v"+strconv.FormatInt(v, 10))
+		written, err := r.s.writeClaimed(ctx, collReconciliation+"/"+reconciliationID+"/v"+strconv.FormatInt(v, 10), what,
+			func(ctx context.Context) (*mdb.UpdateResult, error) {
+				return r.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: reconciliationID}, {Key: "version", Value: v}}, d)
+			})
 		if err != nil {
 			return err
 		}
-		if !ok {
-			continue
-		}
-		res, err := r.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: reconciliationID}, {Key: "version", Value: v}}, d)
-		if err != nil {
-			return mapErr(ctx, what, err)
-		}
-		c.release(ctx)
-		if res.MatchedCount == 1 {
+		if written {
 			return nil
 		}
 	}

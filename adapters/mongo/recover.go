@@ -85,7 +85,7 @@ func (l *LedgerRepository) recoverDoc(ctx context.Context, coll *mdb.Collection,
 		return 0, err
 	}
 	defer unlock()
-	return l.finishPending(ctx, coll, d.ID, d.Version, d.OutboxRev, d.Ledger.LedgerPending)
+	return l.postPending(ctx, coll, d.ID, d.Version, d.OutboxRev, d.Ledger.LedgerPending)
 }
 
 // settleOpen settles the journals opened before cutoff, through the index on open.

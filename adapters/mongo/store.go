@@ -194,7 +194,7 @@ func connect(ctx context.Context, cfg Config) (*Store, error) {
 		SetMinPoolSize(cfg.MinPoolSize).
 		SetServerSelectionTimeout(cfg.ServerSelectionTimeout).
 		// Majority on both sides: an acknowledged write survives a failover, and a read never
-		// returns what a failover could roll back (the ledger's argument in doc.go relies on
+		// returns what a failover could roll back (the ledger's argument, docs/adr/0007, relies on
 		// reads that do not go backwards).
 		SetWriteConcern(writeconcern.Majority()).
 		SetReadConcern(readconcern.Majority()).

@@ -30,44 +30,21 @@ var withoutOutbox = bson.D{{Key: "outbox", Value: 0}}
 
 // Create inserts the transaction's document, at version 1, with its raised events as pending
 // deliveries and its raised postings (a new transaction has none, but one built further along
-// may) posted as any change's are (see changes.go); then it records the version on t and
+// may) posted as any change's are (see write.go); then it records the version on t and
 // forgets the events and postings, as stored. The unique indexes on _id and (accountId, idem)
 // answer the duplicates, and the unique payKey index a repeated payment token.
 func (r *TransactionRepository) Create(ctx context.Context, t *domain.Transaction) error {
-	ctx, cancel := r.s.op(ctx)
-	defer cancel()
-	// A transaction is created pending and raises no posting; one built further along does,
-	// dated by its transitions (an undated one at the creation, as the memory store does).
-	first, pending, err := splitPostings(t.Postings(), t.CreatedAt())
-	if err != nil {
-		return err
-	}
 	snap := fromTransaction(t)
 	snap.Fields.Version = 1
-	doc := txDoc{ID: snap.ID, Fields: snap.Fields, Box: newOutbox(t.Events()), Ledger: pendingFields(pending, r.s.cfg.Clock.Now())}
-	unlock, err := r.s.lock(ctx, collTransactions+"/"+t.ID())
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if len(first) > 0 {
-		// A duplicate must answer ErrDuplicate, not find its postings taken: look first.
-		dup, err := exists(ctx, r.coll, bson.D{{Key: "_id", Value: t.ID()}})
-		if err == nil && !dup {
-			dup, err = exists(ctx, r.coll, bson.D{{Key: "accountId", Value: t.AccountID()}, {Key: "idem", Value: doc.Fields.Idem}})
-		}
-		if err == nil && !dup {
-			dup, err = exists(ctx, r.coll, bson.D{{Key: "payKey", Value: doc.Fields.PayKey}})
-		}
-		if err != nil || dup {
-			return dupErr("transaction", t.ID(), err)
-		}
-	}
-	if err := r.s.createDoc(ctx, r.coll, t.ID(), doc, t.CreatedAt(), first, pending); err != nil {
-		return err
-	}
-	t.MarkStored(1)
-	return nil
+	return create(ctx, r.s, r.coll, "transaction", t,
+		func(box outboxFields, pending ledgerFields) any {
+			return txDoc{ID: snap.ID, Fields: snap.Fields, Box: box, Ledger: pending}
+		},
+		func(ctx context.Context) (bool, error) {
+			return anyExists(ctx, r.coll, bson.D{{Key: "_id", Value: t.ID()}},
+				bson.D{{Key: "accountId", Value: t.AccountID()}, {Key: "idem", Value: snap.Fields.Idem}},
+				bson.D{{Key: "payKey", Value: snap.Fields.PayKey}})
+		})
 }
 
 // Get returns the account's transaction id.
@@ -225,9 +202,9 @@ func (r *TransactionRepository) findMany(ctx context.Context, filter bson.D, opt
 // fields, its new deliveries and its unchecked postings go in one single-document write, so a
 // status change, its notification and its entries are stored together or not at all; a
 // checked posting (a refund's hold) is posted before that write, and given back if the write
-// does not happen (see changes.go).
+// does not happen (see write.go).
 func (r *TransactionRepository) Update(ctx context.Context, accountID, id string, fn func(*domain.Transaction) error) (*domain.Transaction, error) {
-	return updateVersioned(ctx, r.s, r.coll, collTransactions, accountID, id, r.findForUpdate, fn,
+	return updateVersioned(ctx, r.s, r.coll, accountID, id, r.findForUpdate, fn,
 		func(t *domain.Transaction) any { return fromTransaction(t).Fields })
 }
 
@@ -239,128 +216,6 @@ func (r *TransactionRepository) findForUpdate(ctx context.Context, filter bson.D
 	}
 	t, err := (&txSnapshot{ID: d.ID, Fields: d.Fields}).toTransaction()
 	return t, docState{pending: d.Ledger.LedgerPending, outboxRev: d.Box.OutboxRev}, err
-}
-
-// docState is what an update reads of a document beside its aggregate: the postings it holds
-// pending, and the revision of its outbox, which with the version names the state the write
-// claims and is guarded by.
-type docState struct {
-	pending   []postingDoc
-	outboxRev int64
-}
-
-// aggregate is what updateVersioned needs of a Transaction or a Withdrawal.
-type aggregate interface {
-	Version() int64
-	Events() []domain.Event
-	Postings() []domain.Posting
-	MarkStored(version int64)
-}
-
-// updateVersioned is the closure-shaped, version-checked update of one aggregate document
-// (see TransactionRepository.Update): read, apply fn, post the checked postings fn raised,
-// write guarded by the version read with the unchecked ones pending, and on a lost race read
-// and apply again, a bounded number of times. Once the write is stored, the document's pending
-// postings (this change's, and any an interrupted writer left) are posted and cleared.
-//
-// The checked postings are given back when the write is known not to have happened: fn
-// refusing on a later read, a posting refused, conflicts exhausted. A write that failed
-// otherwise (the database went away) may have happened, so they stay for Recover to judge.
-func updateVersioned[A aggregate](ctx context.Context, s *Store, coll *mdb.Collection, collName, accountID, id string,
-	find func(context.Context, bson.D) (A, docState, error), fn func(A) error, fields func(A) any) (A, error) {
-	var zero A
-	ctx, cancel := s.op(ctx)
-	defer cancel()
-	unlock, err := s.lock(ctx, collName+"/"+id)
-	if err != nil {
-		return zero, err
-	}
-	defer unlock()
-	what := "update " + collName + " " + id
-	filter := bson.D{{Key: "_id", Value: id}, {Key: "accountId", Value: accountID}}
-	held := s.ledger.newChecked(s.cfg.Clock.Now())
-	for attempt := 0; attempt < s.cfg.MaxRetries; attempt++ {
-		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
-				return zero, held.fail(ctx, mapErr(ctx, what, err))
-			}
-		}
-		a, state, err := find(ctx, filter)
-		if err != nil {
-			return zero, held.fail(ctx, err)
-		}
-		v := a.Version()
-		if err := fn(a); err != nil {
-			return zero, held.fail(ctx, err)
-		}
-		now := s.cfg.Clock.Now()
-		first, pending, err := splitPostings(a.Postings(), now)
-		if err != nil {
-			return zero, held.fail(ctx, err)
-		}
-		if err := held.take(ctx, first); err != nil {
-			return zero, held.fail(ctx, err)
-		}
-		// The claim of the state read makes this writer the only one writing the document in
-		// that state, from any instance (claims.go); someone else holding it is a lost race.
-		c, ok, err := s.claimWrite(ctx, stateKey(collName, id, v, state.outboxRev))
-		if err != nil {
-			return zero, held.fail(ctx, err)
-		}
-		if !ok {
-			continue
-		}
-		events := a.Events()
-		a.MarkStored(v + 1) // the version written below, with these events and postings
-		ok, err = writeVersioned(ctx, coll, id, v, state.outboxRev, fields(a), events, pending, now)
-		if err != nil {
-			// The write may have happened: the claim stays, and goes stale.
-			return zero, mapErr(ctx, what, err)
-		}
-		c.release(ctx)
-		if ok {
-			rev := state.outboxRev
-			if len(events) > 0 {
-				rev++
-			}
-			s.finish(ctx, held, coll, id, v+1, rev, append(state.pending, pending...))
-			return a, nil
-		}
-	}
-	return zero, held.fail(ctx, fmt.Errorf("mongo %s: %w", what, ports.ErrVersionConflict))
-}
-
-// writeVersioned stores fields (which carry version v+1) over document id if it is still in
-// the state the caller read and claimed (version v, outbox revision outboxRev), and appends the deliveries of events to its outbox and pending to its pending
-// postings in the same write. The outbox's revision moves too, so that an outbox write working
-// from an older read (see outbox.go) does not overwrite outboxDue without the new deliveries.
-// It reports whether the state matched.
-func writeVersioned(ctx context.Context, coll *mdb.Collection, id string, v, outboxRev int64, fields any, events []domain.Event,
-	pending []postingDoc, now time.Time) (bool, error) {
-	update := bson.D{{Key: "$set", Value: fields}}
-	var push, lower bson.D
-	if len(events) > 0 {
-		ob := newOutbox(events)
-		push = append(push, bson.E{Key: "outbox", Value: bson.D{{Key: "$each", Value: ob.Outbox}}})
-		lower = append(lower, bson.E{Key: "outboxDue", Value: *ob.OutboxDue})
-		update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: "outboxRev", Value: int64(1)}}})
-	}
-	if lf := pendingFields(pending, now); len(lf.LedgerPending) > 0 {
-		push = append(push, bson.E{Key: "ledgerPending", Value: bson.D{{Key: "$each", Value: lf.LedgerPending}}})
-		lower = append(lower, bson.E{Key: "ledgerDue", Value: *lf.LedgerDue})
-	}
-	if len(push) > 0 {
-		update = append(update, bson.E{Key: "$push", Value: push}, bson.E{Key: "$min", Value: lower})
-	}
-	if len(events) > 0 {
-		// $set holds the aggregate's fields; true is the greatest boolean, so $max sets it.
-		update = append(update, bson.E{Key: "$max", Value: bson.D{{Key: "outboxOpen", Value: true}}})
-	}
-	res, err := coll.UpdateOne(ctx, stateFilter(id, v, outboxRev), update)
-	if err != nil {
-		return false, err
-	}
-	return res.MatchedCount == 1, nil
 }
 
 // ListExpired returns transactions awaiting payment whose QR code expired at or before now,
@@ -411,12 +266,4 @@ var byLastChange = bson.D{{Key: "updatedAt", Value: 1}, {Key: "_id", Value: 1}}
 
 func statusUntil(status string, until time.Time) bson.D {
 	return bson.D{{Key: "status", Value: status}, {Key: "updatedAt", Value: bson.D{{Key: "$lte", Value: until.UTC()}}}}
-}
-
-// stateFilter matches document id in the state (version, outboxRev): the filter of every
-// write made under the claim of that state (see claimWrite). Guarding by the whole state, not
-// only by the counter the write moves, keeps a writer whose claim is of an older state from
-// writing beside the holder of the current one.
-func stateFilter(id string, version, outboxRev int64) bson.D {
-	return bson.D{{Key: "_id", Value: id}, {Key: "version", Value: version}, {Key: "outboxRev", Value: outboxRev}}
 }

@@ -27,57 +27,18 @@ var _ ports.WithdrawalRepository = (*WithdrawalRepository)(nil)
 // then it posts the withdrawal's entry, checked against the available balance in the ledger's
 // serialised step (domain.ErrInsufficientBalance stores nothing); then it inserts the document.
 // An insert refused as a duplicate (a twin request that got in after the look) gives the entry
-// back and answers ports.ErrDuplicate. See changes.go and doc.go.
+// back and answers ports.ErrDuplicate (see write.go).
 func (r *WithdrawalRepository) Create(ctx context.Context, w *domain.Withdrawal) error {
-	ctx, cancel := r.s.op(ctx)
-	defer cancel()
-	first, pending, err := splitPostings(w.Postings(), w.CreatedAt())
-	if err != nil {
-		return err
-	}
 	snap := fromWithdrawal(w)
 	snap.Fields.Version = 1
-	doc := wdDoc{ID: snap.ID, Fields: snap.Fields, Box: newOutbox(w.Events()), Ledger: pendingFields(pending, r.s.cfg.Clock.Now())}
-	unlock, err := r.s.lock(ctx, collWithdrawals+"/"+w.ID())
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if dup, err := r.duplicate(ctx, w.ID(), w.AccountID(), doc.Fields.Idem); err != nil || dup {
-		return dupErr("withdrawal", w.ID(), err)
-	}
-	if err := r.s.createDoc(ctx, r.coll, w.ID(), doc, w.CreatedAt(), first, pending); err != nil {
-		return err
-	}
-	w.MarkStored(1)
-	return nil
-}
-
-// duplicate tells whether a withdrawal with the id, or with the account's idempotency slot,
-// is stored.
-func (r *WithdrawalRepository) duplicate(ctx context.Context, id, accountID, idem string) (bool, error) {
-	dup, err := exists(ctx, r.coll, bson.D{{Key: "_id", Value: id}})
-	if err == nil && !dup {
-		dup, err = exists(ctx, r.coll, bson.D{{Key: "accountId", Value: accountID}, {Key: "idem", Value: idem}})
-	}
-	return dup, err
-}
-
-// dupErr is err when the look for duplicates failed, ports.ErrDuplicate when it found one.
-func dupErr(what, id string, err error) error {
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("mongo create %s %s: %w", what, id, ports.ErrDuplicate)
-}
-
-// exists tells whether coll holds a document matching filter.
-func exists(ctx context.Context, coll *mdb.Collection, filter bson.D) (bool, error) {
-	n, err := coll.CountDocuments(ctx, filter, options.Count().SetLimit(1))
-	if err != nil {
-		return false, mapErr(ctx, "look for a duplicate in "+coll.Name(), err)
-	}
-	return n > 0, nil
+	return create(ctx, r.s, r.coll, "withdrawal", w,
+		func(box outboxFields, pending ledgerFields) any {
+			return wdDoc{ID: snap.ID, Fields: snap.Fields, Box: box, Ledger: pending}
+		},
+		func(ctx context.Context) (bool, error) {
+			return anyExists(ctx, r.coll, bson.D{{Key: "_id", Value: w.ID()}},
+				bson.D{{Key: "accountId", Value: w.AccountID()}, {Key: "idem", Value: snap.Fields.Idem}})
+		})
 }
 
 // Get returns the account's withdrawal id.
@@ -119,7 +80,7 @@ func (r *WithdrawalRepository) findForUpdate(ctx context.Context, filter bson.D)
 // Update is TransactionRepository.Update for withdrawals: read, apply fn, write guarded by the
 // version read with the postings fn raised pending, retry on a lost race.
 func (r *WithdrawalRepository) Update(ctx context.Context, accountID, id string, fn func(*domain.Withdrawal) error) (*domain.Withdrawal, error) {
-	return updateVersioned(ctx, r.s, r.coll, collWithdrawals, accountID, id, r.findForUpdate, fn,
+	return updateVersioned(ctx, r.s, r.coll, accountID, id, r.findForUpdate, fn,
 		func(w *domain.Withdrawal) any { return fromWithdrawal(w).Fields })
 }
 

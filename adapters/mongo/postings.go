@@ -14,7 +14,7 @@ import (
 )
 
 // A status change and its ledger entries live in two collections, and the adapter uses no
-// multi-document transaction. This file keeps them from being separated (see doc.go):
+// multi-document transaction. This file keeps them from being separated (docs/adr/0006):
 //
 //   - Unchecked postings (a payment and its fee, a refund's completion, a dispute, a
 //     withdrawal coming back...) go into the resource document's ledgerPending array in the
@@ -137,11 +137,13 @@ func containsPosting(ps []domain.Posting, p domain.Posting) bool {
 	return false
 }
 
-// fail gives back every posting the call holds, because its resource write is known not to
-// have happened, and returns cause. A posting that could not be given back now stays open and
-// Recover gives it back later; cause keeps its identity and says so in its text.
+// fail ends a call whose resource write did not happen, for cause, and returns cause: it gives
+// back every posting the call holds. A write that may have happened (a writeUnknown cause)
+// gives nothing back: its postings stay open for Recover to judge. A posting that could not be
+// given back now stays open too and Recover gives it back later; cause keeps its identity and
+// says so in its text.
 func (c *checkedPostings) fail(ctx context.Context, cause error) error {
-	if len(c.mine) == 0 {
+	if len(c.mine) == 0 || mayHaveLanded(cause) {
 		return cause
 	}
 	ctx, cancel := c.l.s.afterCall(ctx)
@@ -159,17 +161,17 @@ func (c *checkedPostings) confirm(ctx context.Context) error {
 	return c.l.close(ctx, c.mine)
 }
 
-// finish does what follows a stored write: it clears the open marks of the postings the call
+// settleLedger does what follows a stored write: it clears the open marks of the postings the call
 // posted first, and posts and clears the postings the document holds pending (version is the
 // version written). Either may fail (the database went away just now) without undoing the
 // stored change, so a failure is not the call's: it is logged, and Recover completes the work
 // (a mark left behind costs it one look at the resource, which shows the write; pending
 // postings wait in the document).
-func (s *Store) finish(ctx context.Context, held *checkedPostings, coll *mdb.Collection, id string, version, outboxRev int64, pending []postingDoc) {
+func (s *Store) settleLedger(ctx context.Context, held *checkedPostings, coll *mdb.Collection, id string, version, outboxRev int64, pending []postingDoc) {
 	ctx, cancel := s.afterCall(ctx)
 	defer cancel()
 	err := held.confirm(ctx)
-	if _, perr := s.ledger.finishPending(ctx, coll, id, version, outboxRev, pending); perr != nil {
+	if _, perr := s.ledger.postPending(ctx, coll, id, version, outboxRev, pending); perr != nil {
 		err = perr
 	}
 	if err != nil {
@@ -227,16 +229,16 @@ func (l *LedgerRepository) close(ctx context.Context, ps []domain.Posting) error
 	return nil
 }
 
-// finishPending posts the pending postings of document id of coll, stored at version (with
+// postPending posts the pending postings of document id of coll, stored at version (with
 // outbox revision outboxRev), each journal in one step (the array may hold the postings of
 // several changes, carried over), and then clears them from the document if it is still in
-// that state, under the claim of that state (claims.go). A write that got in between carried
+// that state, under the claim of that state (writeClaimed). A write that got in between carried
 // them over (it only appends to the array) and its writer posts and clears them; clearing
 // them anyway would lose the ones it added. So does a writer holding the claim now: the clear
 // is left to it (or to Recover). Posting is idempotent, so a journal met twice (two writers,
 // or a writer and Recover) is stored once. The caller holds the document's lock. It reports
 // how many entries it stored.
-func (l *LedgerRepository) finishPending(ctx context.Context, coll *mdb.Collection, id string, version, outboxRev int64, pending []postingDoc) (int, error) {
+func (l *LedgerRepository) postPending(ctx context.Context, coll *mdb.Collection, id string, version, outboxRev int64, pending []postingDoc) (int, error) {
 	if len(pending) == 0 {
 		return 0, nil
 	}
@@ -248,16 +250,12 @@ func (l *LedgerRepository) finishPending(ctx context.Context, coll *mdb.Collecti
 			return n, err
 		}
 	}
-	c, ok, err := l.s.claimWrite(ctx, stateKey(coll.Name(), id, version, outboxRev))
-	if err != nil || !ok {
-		return n, err
-	}
-	_, err = coll.UpdateOne(ctx, stateFilter(id, version, outboxRev),
-		bson.D{{Key: "$unset", Value: bson.D{{Key: "ledgerPending", Value: ""}, {Key: "ledgerDue", Value: ""}}}})
-	if err == nil {
-		c.release(ctx)
-	}
-	return n, mapErr(ctx, "clear the pending postings of "+id, err)
+	_, err := l.s.writeClaimed(ctx, stateKey(coll.Name(), id, version, outboxRev), "clear the pending postings of "+id,
+		func(ctx context.Context) (*mdb.UpdateResult, error) {
+			return coll.UpdateOne(ctx, stateFilter(id, version, outboxRev),
+				bson.D{{Key: "$unset", Value: bson.D{{Key: "ledgerPending", Value: ""}, {Key: "ledgerDue", Value: ""}}}})
+		})
+	return n, err
 }
 
 // pendingFields are the ledger fields of a document holding pending, written at now.
@@ -267,26 +265,4 @@ func pendingFields(pending []postingDoc, now time.Time) ledgerFields {
 	}
 	due := now.UTC().Truncate(time.Millisecond)
 	return ledgerFields{LedgerPending: pending, LedgerDue: &due}
-}
-
-// createDoc inserts the new document doc (id in coll, holding pending) with the postings that
-// go first (see splitPostings), dated at, posted before: the creation path of transactions and withdrawals. A
-// duplicate key is a write that did not happen: the postings are given back and the answer is
-// ports.ErrDuplicate. Any other failure may or may not have stored the document; the postings
-// then stay, open, for Recover to judge.
-func (s *Store) createDoc(ctx context.Context, coll *mdb.Collection, id string, doc any, at time.Time, first []domain.Posting, pending []postingDoc) error {
-	what := "create " + coll.Name() + " " + id
-	held := s.ledger.newChecked(at)
-	if err := held.take(ctx, first); err != nil {
-		return held.fail(ctx, err)
-	}
-	if _, err := coll.InsertOne(ctx, doc); err != nil {
-		if mdb.IsDuplicateKeyError(err) {
-			return held.fail(ctx, mapErr(ctx, what, err))
-		}
-		return mapErr(ctx, what, err)
-	}
-	// A new document is at version 1 and outbox revision 0.
-	s.finish(ctx, held, coll, id, 1, 0, pending)
-	return nil
 }
