@@ -77,6 +77,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // WriteError answers err as a problem. Errors outside the table are internal: the answer says
 // nothing about them, the log line with the same request id says everything.
 func (p Problems) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if p.log == nil {
+		p = NewProblems(nil)
+	}
 	if errors.Is(err, ports.ErrChargeRefused) || errors.Is(err, ports.ErrChargeUnavailable) {
 		// The merchant learns that the PSP made nothing; operators learn why.
 		p.log.WarnContext(r.Context(), "the PSP did not make the charge", slog.String("requestId", requestIDFrom(r.Context())),

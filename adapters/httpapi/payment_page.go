@@ -41,7 +41,8 @@ func (s *Server) paymentPageRoutes(r *mux.Router) {
 }
 
 // Problems answers errors as this API answers its own, through the one error table, for the
-// routes of another adapter mounted on it (the payment page's). Build it with NewProblems.
+// routes of another adapter mounted on it (the payment page's). The zero value discards the
+// log lines of internal errors.
 type Problems struct{ log *slog.Logger }
 
 // NewProblems logs internal errors to log (nil: discarded).
