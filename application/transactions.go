@@ -287,20 +287,10 @@ type RefundOutcome struct {
 // (Replayed); with another request, ErrIdempotencyKeyReused.
 type RefundTransaction struct {
 	repo        ports.TransactionRepository
-	request     *Transition[*domain.Transaction, *refundAttempt]
 	devolutions *SendDevolutions
 	ids         ports.IDGenerator
 	clock       ports.Clock
 	report      func(error)
-}
-
-// refundAttempt is one request of a refund inside the transition; replayed is set when the
-// stored transaction shows that a request with the same key got in first.
-type refundAttempt struct {
-	req       domain.RefundRequest
-	in        RefundInput
-	replayed  *RefundOutcome
-	replayErr error
 }
 
 // NewRefundTransaction builds the use case. report receives the store's failures of the
@@ -311,16 +301,7 @@ func NewRefundTransaction(repo ports.TransactionRepository, devolutions *SendDev
 	if report == nil {
 		panic("application.NewRefundTransaction: report is required")
 	}
-	request := NewTransition("NewRefundTransaction", repo, clock, func(t *domain.Transaction, a *refundAttempt, now time.Time) error {
-		a.replayed = nil
-		if out, found, err := replayRefund(t, a.in); found {
-			// A concurrent request with the same key got in first.
-			a.replayed, a.replayErr = &out, err
-			return errReplayed
-		}
-		return t.RequestRefund(a.req, now)
-	})
-	return &RefundTransaction{repo: repo, request: request, devolutions: devolutions, ids: ids, clock: clock, report: report}
+	return &RefundTransaction{repo: repo, devolutions: devolutions, ids: ids, clock: clock, report: report}
 }
 
 // Execute starts the refund of the caller's transaction id.
@@ -338,10 +319,16 @@ func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id
 		ID: refundID(uc.ids.NewID()), Amount: in.Amount, Reason: in.Reason,
 		Idempotency: domain.Idempotency{Key: in.IdempotencyKey, Fingerprint: in.Fingerprint},
 	}
-	attempt := &refundAttempt{req: req, in: in}
-	t, err := uc.request.Execute(ctx, p, id, attempt)
-	if attempt.replayed != nil && errors.Is(err, errReplayed) {
-		return *attempt.replayed, attempt.replayErr
+	t, err := uc.repo.Update(ctx, p.AccountID, id, func(t *domain.Transaction) error {
+		if out, found, err := replayRefund(t, in); found {
+			// A concurrent request with the same key got in first: store nothing, answer as
+			// it was answered.
+			return refundReplayed{out: out, err: err}
+		}
+		return t.RequestRefund(req, uc.clock.Now())
+	})
+	if r, ok := errors.AsType[refundReplayed](err); ok {
+		return r.out, r.err
 	}
 	if err != nil {
 		return RefundOutcome{}, err
@@ -355,8 +342,14 @@ func (uc *RefundTransaction) Execute(ctx context.Context, p domain.Principal, id
 	return RefundOutcome{Transaction: t}, nil
 }
 
-// errReplayed stops an update whose request turned out to be a replay.
-var errReplayed = errors.New("replayed")
+// refundReplayed stops an update whose request turned out to be the replay of one stored
+// meanwhile; it carries the replay's answer (err: ErrIdempotencyKeyReused, or nil).
+type refundReplayed struct {
+	out RefundOutcome
+	err error
+}
+
+func (refundReplayed) Error() string { return "the refund request is the replay of a stored one" }
 
 func replayRefund(t *domain.Transaction, in RefundInput) (RefundOutcome, bool, error) {
 	prior, ok := t.RefundByIdempotencyKey(in.IdempotencyKey)

@@ -20,10 +20,9 @@ type Updater[R any] interface {
 type NoInput = struct{}
 
 // Transition is the one use case behind every operation that moves one record of the caller's
-// account by one domain transition: canceling a withdrawal, asking for a refund, and each of
-// the sandbox's steering steps. It loads the record, applies move at the current time and stores
-// the result with its version checked and its events in the same write, all inside the
-// repository's Update; a record of another account is domain.ErrNotFound, and a move that
+// account by one domain transition: canceling a withdrawal and each of the sandbox's steering
+// steps. It loads the record, applies move at the current time and stores the result with its
+// version checked and its events in the same write, all inside the repository's Update; a record of another account is domain.ErrNotFound, and a move that
 // refuses (a domain.InvalidTransitionError, most often) changes nothing and answers its error.
 //
 // In is what the request adds to the record (NoInput when nothing).

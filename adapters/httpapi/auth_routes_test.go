@@ -66,9 +66,8 @@ func newAuthServer(t *testing.T, granter httpapi.TokenGranter) *authServer {
 			Cancel:  application.NewCancelWithdrawal(unusedWithdrawals{}, clock),
 			Balance: application.NewGetBalance(unusedLedger{}),
 		},
-		Webhooks:    httpapi.WebhookDeps{ListEvents: application.NewListEvents(unusedTransactions{}, unusedWithdrawals{}, unusedOutbox{})},
-		Ledger:      httpapi.LedgerDeps{Entries: application.NewListEntries(unusedLedger{})},
-		PaymentPage: httpapi.PaymentPageDeps{Show: application.NewShowPaymentPage(unusedTransactions{}, accounts, clock), Follow: application.NewFollowPayment(unusedTransactions{}, clock)},
+		Webhooks: httpapi.WebhookDeps{ListEvents: application.NewListEvents(unusedTransactions{}, unusedWithdrawals{}, unusedOutbox{})},
+		Ledger:   httpapi.LedgerDeps{Entries: application.NewListEntries(unusedLedger{})},
 		Auth: httpapi.AuthDeps{
 			Token:               granter,
 			JWKS:                []byte(authTestJWKS),

@@ -53,9 +53,6 @@ func completeDeps(d Deps) Deps {
 	if d.Ledger.Entries == nil {
 		d.Ledger.Entries = application.NewListEntries(ledger)
 	}
-	if d.PaymentPage.Show == nil {
-		d.PaymentPage = PaymentPageDeps{Show: application.NewShowPaymentPage(txs, accounts, clock), Follow: application.NewFollowPayment(txs, clock)}
-	}
 	return d
 }
 

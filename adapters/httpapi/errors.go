@@ -69,12 +69,20 @@ var fieldErrorTable = []func(error) (FieldError, bool){
 	},
 }
 
-// writeError answers err as a problem. Errors outside the table are internal: the answer says
-// nothing about them, the log line with the same request id says everything.
+// writeError answers err as a problem (Problems.WriteError).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	Problems{log: s.log}.WriteError(w, r, err)
+}
+
+// WriteError answers err as a problem. Errors outside the table are internal: the answer says
+// nothing about them, the log line with the same request id says everything.
+func (p Problems) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if p.log == nil {
+		p = NewProblems(nil)
+	}
 	if errors.Is(err, ports.ErrChargeRefused) || errors.Is(err, ports.ErrChargeUnavailable) {
 		// The merchant learns that the PSP made nothing; operators learn why.
-		s.log.WarnContext(r.Context(), "the PSP did not make the charge", slog.String("requestId", requestIDFrom(r.Context())),
+		p.log.WarnContext(r.Context(), "the PSP did not make the charge", slog.String("requestId", requestIDFrom(r.Context())),
 			slog.String("error", err.Error()))
 	}
 	if refused, ok := errors.AsType[*ports.ChargeRefusedError](err); ok {
@@ -108,12 +116,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	if ee, ok := errors.AsType[*application.EmissionError](err); ok {
-		s.log.ErrorContext(r.Context(), "PIX emission failed", slog.String("requestId", requestIDFrom(r.Context())),
+		p.log.ErrorContext(r.Context(), "PIX emission failed", slog.String("requestId", requestIDFrom(r.Context())),
 			slog.String("transactionId", ee.TransactionID), slog.String("error", ee.Err.Error()))
 		writeProblem(w, r, http.StatusInternalServerError, "internal_error",
 			"the PIX charge could not be emitted; transaction "+ee.TransactionID+" was kept FAILED", nil)
 		return
 	}
-	s.log.ErrorContext(r.Context(), "request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
+	p.log.ErrorContext(r.Context(), "request failed", slog.String("requestId", requestIDFrom(r.Context())), slog.String("error", err.Error()))
 	writeProblem(w, r, http.StatusInternalServerError, "internal_error", "an internal error occurred; quote the request id to support", nil)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net"
 	"net/http"
 	"strconv"
 
@@ -51,6 +52,16 @@ func (s *Server) pixLimited(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// peerAddress is the client address a request came from: the TCP peer's IP. Behind a reverse
+// proxy every request shares the proxy's; limit there (README, "The payment page").
+func peerAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // pixLocation is GET /pix/qr/{locationId}: the charge as a compact JWS, application/jose. An

@@ -95,6 +95,16 @@ func (l *RateLimiter) sweep(now time.Time) {
 	}
 }
 
+// Allow spends a token of key's bucket: ok, or how long until the next request would pass. A
+// nil limiter allows every request. It serves another adapter's routes (the payment page's).
+func (l *RateLimiter) Allow(key string) (ok bool, retryAfter time.Duration) {
+	if l == nil {
+		return true, 0
+	}
+	d := l.take(key)
+	return d.allowed, d.retryAfter
+}
+
 // size is how many accounts have a bucket now (tests watch eviction with it).
 func (l *RateLimiter) size() int {
 	l.mu.Lock()

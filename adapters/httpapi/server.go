@@ -36,8 +36,6 @@ type Config struct {
 	// PublicURL is the base address of the hosted payment pages (scheme and host, no trailing
 	// slash): each transaction's paymentUrl is PublicURL + "/pay/" + its token.
 	PublicURL string
-	// PaymentPage tunes the hosted payment page's limits (zero values take the defaults).
-	PaymentPage PaymentPageConfig
 }
 
 // Deps are the use cases and ports the handlers call. Every use case is required, and New
@@ -64,16 +62,17 @@ type Deps struct {
 	Logger *slog.Logger
 
 	// Each route group's use cases, declared beside its routes.
-	Auth        AuthDeps        // auth_routes.go
-	Withdrawals WithdrawalDeps  // withdrawal_routes.go
-	Sandbox     SandboxDeps     // sandbox_routes.go; registered only with Config.Sandbox
-	Webhooks    WebhookDeps     // webhook_routes.go
-	Ledger      LedgerDeps      // ledger_routes.go
-	PaymentPage PaymentPageDeps // payment_page.go
+	Auth        AuthDeps       // auth_routes.go
+	Withdrawals WithdrawalDeps // withdrawal_routes.go
+	Sandbox     SandboxDeps    // sandbox_routes.go; registered only with Config.Sandbox
+	Webhooks    WebhookDeps    // webhook_routes.go
+	Ledger      LedgerDeps     // ledger_routes.go
 	// Optional: nil, POST /acquirer/pix does not exist (no acquirer secret is configured).
 	Acquirer *AcquirerDeps // acquirer_routes.go
 	// Optional: nil, the payload locations of dynamic charges do not exist (no public URL).
 	PixLocation *PixLocationDeps // pix_location_routes.go
+	// Optional: nil, the /pay routes do not exist (an API tested alone).
+	PaymentPage PaymentPage // payment_page.go
 }
 
 // missing names the required dependencies that are nil; the sandbox's are required with
@@ -103,8 +102,6 @@ func (d Deps) missing(sandbox bool) []string {
 	need("Withdrawals.Balance", d.Withdrawals.Balance != nil)
 	need("Webhooks.ListEvents", d.Webhooks.ListEvents != nil)
 	need("Ledger.Entries", d.Ledger.Entries != nil)
-	need("PaymentPage.Show", d.PaymentPage.Show != nil)
-	need("PaymentPage.Follow", d.PaymentPage.Follow != nil)
 	need("Sandbox (every use case)", !sandbox || d.Sandbox.complete())
 	if d.Acquirer != nil {
 		need("Acquirer.Notifications", d.Acquirer.Notifications != nil)
@@ -124,9 +121,7 @@ type Server struct {
 	log    *slog.Logger
 	router *mux.Router
 
-	payPage    *payPage      // the payment page's template and policy
-	payStreams *streamLimits // the payment page's open live channels
-	jsonBufs   jsonBuffers   // the buffers of GET /transaction/{id}'s answers (transaction_json.go)
+	jsonBufs jsonBuffers // the buffers of GET /transaction/{id}'s answers (transaction_json.go)
 }
 
 // New builds the server and its routes.
@@ -145,8 +140,7 @@ func New(cfg Config, deps Deps) *Server {
 		deps.Clock = wallClock{}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	cfg.PaymentPage = cfg.PaymentPage.withDefaults()
-	s := &Server{cfg: cfg, deps: deps, log: log, payPage: loadPayPage(), payStreams: newStreamLimits(cfg.PaymentPage)}
+	s := &Server{cfg: cfg, deps: deps, log: log}
 	s.router = s.routes()
 	return s
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/adapters/metrics"
 	"github.com/pixgate/pixgate/adapters/mongo"
+	"github.com/pixgate/pixgate/adapters/paypage"
 	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/psp"
 	"github.com/pixgate/pixgate/adapters/psp/apipix"
@@ -131,7 +132,9 @@ type app struct {
 	psp       *apipix.Client
 	onPSPCall func(psp.Observation)
 	server    *httpapi.Server
-	metrics   *metrics.Metrics
+	// payPage is the payer-facing page the server mounts (wire_paypage.go).
+	payPage *paypage.Handler
+	metrics *metrics.Metrics
 	// dispatcher delivers webhooks; tests drive it with DeliverDue.
 	dispatcher *application.Dispatcher
 	// payouts is the payout outbox and payoutAPI the provider it sends through (nil without
@@ -247,8 +250,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 			return nil, err
 		}
 	}
-	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL,
-		PaymentPage: httpapi.PaymentPageConfig{MaxStreamsPerCharge: cfg.PayStreamsCharge, MaxStreamsPerAddress: cfg.PayStreamsAddress}}, deps)
+	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL}, deps)
 	routes := a.server.RouteNames()
 	if a.callback != nil {
 		routes = append(routes, a.callback.server.RouteNames()...)

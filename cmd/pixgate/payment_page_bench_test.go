@@ -77,7 +77,7 @@ func BenchmarkPaymentPageOpenChannels(b *testing.B) {
 			}
 			conns = append(conns, c)
 		}
-		if n := a.server.OpenPaymentStreams(); n != pages {
+		if n := a.payPage.OpenStreams(); n != pages {
 			b.Fatalf("%d channels open, want %d", n, pages)
 		}
 		after := memoryInUse()
@@ -87,7 +87,7 @@ func BenchmarkPaymentPageOpenChannels(b *testing.B) {
 			c.Close()
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		for a.server.OpenPaymentStreams() != 0 && time.Now().Before(deadline) {
+		for a.payPage.OpenStreams() != 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}

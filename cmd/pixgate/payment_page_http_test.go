@@ -341,10 +341,10 @@ func TestPaymentPageLiveChannel(t *testing.T) {
 func (e *env) waitStreams(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for e.app.server.OpenPaymentStreams() != n && time.Now().Before(deadline) {
+	for e.app.payPage.OpenStreams() != n && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := e.app.server.OpenPaymentStreams(); got != n {
+	if got := e.app.payPage.OpenStreams(); got != n {
 		t.Fatalf("%d channels open, want %d", got, n)
 	}
 }

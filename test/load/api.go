@@ -96,9 +96,6 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock, hasher),
 		},
 		Webhooks: httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, store.Outbox())},
-		PaymentPage: httpapi.PaymentPageDeps{
-			Show: application.NewShowPaymentPage(txs, accounts, clock), Follow: application.NewFollowPayment(txs, clock),
-		},
 		Observer: m,
 		Logger:   slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
