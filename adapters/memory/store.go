@@ -132,7 +132,7 @@ func compareTransactions(a, b *domain.TransactionRecord) int {
 // filter, on the shared 2-core machine (2026-11-24): customerEmail 10 to 12 ms through the
 // record, 1.7 ms with these copies; status 2 to 3 ms against 0.5 ms; customerName 17 to 19 ms
 // against 7 ms; p99s through the record reached 40 to 60 ms, past the 50 ms the list promises
-// (README, "Performance"). Hashes and character masks beside the copies saved about another
+// (docs/PERFORMANCE.md). Hashes and character masks beside the copies saved about another
 // millisecond per page, which that promise does not need, so they went.
 type txRow struct {
 	rec    *domain.TransactionRecord
