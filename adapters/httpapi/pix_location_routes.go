@@ -55,7 +55,7 @@ func (s *Server) pixLimited(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // peerAddress is the client address a request came from: the TCP peer's IP. Behind a reverse
-// proxy every request shares the proxy's; limit there (docs/API.md, "Payment page").
+// proxy every request shares the proxy's; limit there (docs/API.md, Payment page).
 func peerAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -1,4 +1,4 @@
-// Package paypage is the payer-facing payment page (docs/API.md, "Payment page"): GET /pay/{token}
+// Package paypage is the payer-facing payment page (docs/API.md, Payment page): GET /pay/{token}
 // answers one server-rendered HTML page of a charge, GET /pay/{token}/status its state as JSON,
 // and GET /pay/{token}/events the same state as server-sent events while it can still change.
 //

@@ -186,7 +186,7 @@ func (h *Handler) securityHeaders(w http.ResponseWriter) {
 }
 
 // peerAddress is the client address a request came from: the TCP peer's IP. Behind a reverse
-// proxy every request shares the proxy's; limit there (docs/API.md, "Payment page").
+// proxy every request shares the proxy's; limit there (docs/API.md, Payment page).
 func peerAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
