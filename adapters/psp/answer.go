@@ -87,6 +87,10 @@ func parseProblem(raw []byte, secrets []string) Problem {
 	return p
 }
 
+// CleanText makes a text the PSP answered safe to keep, show or put in an error, as clean does
+// with no secret: the adapters built on the transport clean the texts of their answers with it.
+func CleanText(s string) string { return clean(s, nil) }
+
 // clean makes a text from the PSP safe for an error: each secret replaced, control and format
 // characters (a bidi override could disguise a log line) and runs of spaces made one space, invalid UTF-8 replaced, at most maxText runes.
 func clean(s string, secrets []string) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -16,23 +15,11 @@ import (
 // client settings also serve as the payout API's defaults (config_payouts.go), so they are read
 // whether or not APIURL is set.
 type AcquirerConfig struct {
-	// APIURL is API Pix's https base; empty: no PSP (the sandbox, or production that only
+	// Its APIURL is API Pix's https base; empty: no PSP (the sandbox, or production that only
 	// takes callbacks).
-	APIURL string
+	pspTransport
 	// Name is each transaction's and withdrawal's `acquirer` with APIURL.
 	Name string
-	// TokenURL is empty when the API URL's scheme and host with /oauth/token is meant.
-	TokenURL     string
-	ClientID     string
-	ClientSecret string
-	Scopes       []string
-	// TokenRequest is "form" or "json".
-	TokenRequest string
-	CertFile     string
-	KeyFile      string
-	P12File      string
-	P12Password  string
-	CAFile       string
 	// Timeout bounds each call to the PSP, its token fetch and retries included.
 	Timeout time.Duration
 }
@@ -42,16 +29,7 @@ func (a AcquirerConfig) On() bool { return a.APIURL != "" }
 
 // transport is the PSP transport's configuration; observe, when not nil, sees every call.
 func (a AcquirerConfig) transport(observe func(psp.Observation)) psp.Config {
-	cfg := psp.Config{
-		APIURL: a.APIURL, TokenURL: a.TokenURL, ClientID: a.ClientID, ClientSecret: a.ClientSecret,
-		Scopes: a.Scopes, TokenRequest: psp.TokenRequest(a.TokenRequest),
-		CertFile: a.CertFile, KeyFile: a.KeyFile, P12File: a.P12File, P12Password: a.P12Password,
-		Timeout: a.Timeout, Observe: observe,
-	}
-	if a.CAFile != "" {
-		cfg.CAFiles = []string{a.CAFile}
-	}
-	return cfg
+	return a.config(a.Timeout, observe)
 }
 
 // acquirerName is PIXGATE_ACQUIRER_NAME's shape.
@@ -61,23 +39,11 @@ var acquirerName = regexp.MustCompile(`^[A-Z0-9_]{1,20}$`)
 // them with the others). The files are read, and the settings checked together, when the
 // client is built (wire_psp.go); its errors name the variables too.
 func acquirerSettings() []setting {
-	text := func(suffix, doc string, field func(*AcquirerConfig) *string) setting {
-		return setting{"PIXGATE_ACQUIRER_" + suffix, "", doc, func(c *Config, v string) error {
-			*field(&c.Acquirer) = v
-			return nil
-		}}
+	text := func(suffix, doc string, field func(*pspTransport) *string) setting {
+		return transportText("PIXGATE_ACQUIRER_"+suffix, doc, func(c *Config) *pspTransport { return &c.Acquirer.pspTransport }, field)
 	}
 	return []setting{
-		{"PIXGATE_ACQUIRER_API_URL", "", "https base URL of the PSP's API Pix (for example https://pix.psp.example/v2): charges are made there (PUT /cob/{txid}) and refunds and late payments sent back (PUT /pix/{e2eid}/devolucao/{id}). Not with PIXGATE_SANDBOX=true. Empty in production: no charge can be made, refunds wait for the acquirer's callback and late payments stay in suspense.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if err := httpsURL(v); err != nil {
-				return err
-			}
-			c.Acquirer.APIURL = v
-			return nil
-		}},
+		httpsURLSetting("PIXGATE_ACQUIRER_API_URL", "https base URL of the PSP's API Pix (for example https://pix.psp.example/v2): charges are made there (PUT /cob/{txid}) and refunds and late payments sent back (PUT /pix/{e2eid}/devolucao/{id}). Not with PIXGATE_SANDBOX=true. Empty in production: no charge can be made, refunds wait for the acquirer's callback and late payments stay in suspense.", func(c *Config) *string { return &c.Acquirer.APIURL }),
 		{"PIXGATE_ACQUIRER_NAME", "APIPIX", "Each transaction's and withdrawal's acquirer with PIXGATE_ACQUIRER_API_URL: 1 to 20 characters A-Z, 0-9 and _ (the sandbox's is SANDBOX).", func(c *Config, v string) error {
 			if !acquirerName.MatchString(v) {
 				return fmt.Errorf("must be 1 to 20 characters A-Z, 0-9 and _")
@@ -85,18 +51,9 @@ func acquirerSettings() []setting {
 			c.Acquirer.Name = v
 			return nil
 		}},
-		{"PIXGATE_ACQUIRER_TOKEN_URL", "", "OAuth 2.0 token endpoint of the PSP. Empty: the API URL's scheme and host with /oauth/token.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if err := httpsURL(v); err != nil {
-				return err
-			}
-			c.Acquirer.TokenURL = v
-			return nil
-		}},
-		text("CLIENT_ID", "OAuth 2.0 client id at the PSP (required with PIXGATE_ACQUIRER_API_URL).", func(a *AcquirerConfig) *string { return &a.ClientID }),
-		text("CLIENT_SECRET", "OAuth 2.0 client secret at the PSP (required with PIXGATE_ACQUIRER_API_URL).", func(a *AcquirerConfig) *string { return &a.ClientSecret }),
+		httpsURLSetting("PIXGATE_ACQUIRER_TOKEN_URL", "OAuth 2.0 token endpoint of the PSP. Empty: the API URL's scheme and host with /oauth/token.", func(c *Config) *string { return &c.Acquirer.TokenURL }),
+		text("CLIENT_ID", "OAuth 2.0 client id at the PSP (required with PIXGATE_ACQUIRER_API_URL).", func(t *pspTransport) *string { return &t.ClientID }),
+		text("CLIENT_SECRET", "OAuth 2.0 client secret at the PSP (required with PIXGATE_ACQUIRER_API_URL).", func(t *pspTransport) *string { return &t.ClientSecret }),
 		{"PIXGATE_ACQUIRER_SCOPES", "cob.write cob.read pix.write pix.read webhook.write webhook.read", "OAuth 2.0 scopes asked of the PSP, separated by spaces (sent with PIXGATE_ACQUIRER_TOKEN_REQUEST=form only).", func(c *Config, v string) error {
 			c.Acquirer.Scopes = strings.Fields(v)
 			return nil
@@ -104,11 +61,11 @@ func acquirerSettings() []setting {
 		{"PIXGATE_ACQUIRER_TOKEN_REQUEST", "form", "How the token is asked for: form (RFC 6749: a form body, the credentials in HTTP Basic) or json (HTTP Basic and the body {\"grant_type\":\"client_credentials\"}, as some PSPs want).", func(c *Config, v string) error {
 			return oneOf(&c.Acquirer.TokenRequest, v, "form", "json")
 		}},
-		text("CERT_FILE", "PEM client certificate for the PSP (mutual TLS), with PIXGATE_ACQUIRER_KEY_FILE.", func(a *AcquirerConfig) *string { return &a.CertFile }),
-		text("KEY_FILE", "PEM private key of PIXGATE_ACQUIRER_CERT_FILE.", func(a *AcquirerConfig) *string { return &a.KeyFile }),
-		text("P12_FILE", "PKCS#12 client certificate and key for the PSP, as PSPs hand them out, instead of the PEM files.", func(a *AcquirerConfig) *string { return &a.P12File }),
-		text("P12_PASSWORD", "Password of PIXGATE_ACQUIRER_P12_FILE (may be empty).", func(a *AcquirerConfig) *string { return &a.P12Password }),
-		text("API_CA_FILE", "PEM file of extra CA certificates trusted for the PSP's API and token endpoint.", func(a *AcquirerConfig) *string { return &a.CAFile }),
+		text("CERT_FILE", "PEM client certificate for the PSP (mutual TLS), with PIXGATE_ACQUIRER_KEY_FILE.", func(t *pspTransport) *string { return &t.CertFile }),
+		text("KEY_FILE", "PEM private key of PIXGATE_ACQUIRER_CERT_FILE.", func(t *pspTransport) *string { return &t.KeyFile }),
+		text("P12_FILE", "PKCS#12 client certificate and key for the PSP, as PSPs hand them out, instead of the PEM files.", func(t *pspTransport) *string { return &t.P12File }),
+		text("P12_PASSWORD", "Password of PIXGATE_ACQUIRER_P12_FILE (may be empty).", func(t *pspTransport) *string { return &t.P12Password }),
+		text("API_CA_FILE", "PEM file of extra CA certificates trusted for the PSP's API and token endpoint.", func(t *pspTransport) *string { return &t.CAFile }),
 		{"PIXGATE_ACQUIRER_TIMEOUT", "10s", "Longest a call to the PSP may take, its token and retries included; a charge the PSP did not make in that time answers 503 unavailable. From 100ms to 60s.", func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 100*time.Millisecond || d > time.Minute {
@@ -129,40 +86,10 @@ func acquirerConfig(c Config) error {
 	return nil
 }
 
-// acquirerVariables names the PIXGATE_ACQUIRER_* variable of each setting of the transport.
-var acquirerVariables = map[psp.Setting]string{
-	psp.SettingAPIURL: "API_URL", psp.SettingTokenURL: "TOKEN_URL", psp.SettingClientID: "CLIENT_ID",
-	psp.SettingClientSecret: "CLIENT_SECRET", psp.SettingScopes: "SCOPES", psp.SettingTokenRequest: "TOKEN_REQUEST",
-	psp.SettingCertFile: "CERT_FILE", psp.SettingKeyFile: "KEY_FILE", psp.SettingP12File: "P12_FILE",
-	psp.SettingP12Password: "P12_PASSWORD", psp.SettingCAFile: "API_CA_FILE", psp.SettingTimeout: "TIMEOUT",
-}
-
 // acquirerSettingError rewrites the transport's errors with the variables an operator sets: one
-// line per setting at fault, each naming its PIXGATE_ACQUIRER_* variable. The transport's
-// errors never hold a secret.
+// line per setting at fault, each naming its PIXGATE_ACQUIRER_* variable.
 func acquirerSettingError(err error) error {
-	var all []error
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		all = joined.Unwrap()
-	} else {
-		all = []error{err}
-	}
-	var lines []string
-	for _, e := range all {
-		var se *psp.SettingError
-		if suffix, ok := acquirerVariables[settingOf(e, &se)]; ok {
-			lines = append(lines, fmt.Sprintf("PIXGATE_ACQUIRER_%s: %v", suffix, se.Err))
-			continue
-		}
-		lines = append(lines, "PIXGATE_ACQUIRER_API_URL: "+e.Error())
-	}
-	return errors.New(strings.Join(lines, "; "))
-}
-
-// settingOf is the setting an error of the transport names, or "".
-func settingOf(err error, se **psp.SettingError) psp.Setting {
-	if errors.As(err, se) {
-		return (*se).Setting
-	}
-	return ""
+	return transportSettingError(err, "PIXGATE_ACQUIRER_API_URL", func(suffix string) (string, bool) {
+		return "PIXGATE_ACQUIRER_" + suffix, true
+	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -21,18 +20,8 @@ type PayoutConfig struct {
 	// Provider is payoutNone, payoutSandbox or payoutEfi, decided: an empty
 	// PIXGATE_PAYOUT_PROVIDER is the sandbox's with PIXGATE_SANDBOX=true and none otherwise.
 	Provider string
-	APIURL   string
-	// TokenURL is empty when the payout API's scheme and host with /oauth/token is meant.
-	TokenURL     string
-	ClientID     string
-	ClientSecret string
-	Scopes       []string
-	TokenRequest string
-	CertFile     string
-	KeyFile      string
-	P12File      string
-	P12Password  string
-	CAFile       string
+	// Its TokenURL is empty when the payout API's scheme and host with /oauth/token is meant.
+	pspTransport
 	// Check is PIXGATE_PAYOUT_CHECK_SECONDS: how often a payout in progress is read back.
 	Check time.Duration
 }
@@ -43,30 +32,26 @@ type PayoutConfig struct {
 // certificate's settings default as a group: a payout certificate of its own takes none of the
 // acquirer's.
 var payoutDefaults = []struct {
-	suffix   string
-	cert     bool
-	field    func(*PayoutConfig) *string
-	acquirer func(*AcquirerConfig) string
+	suffix string
+	cert   bool
+	field  func(*pspTransport) *string
 }{
-	{"CLIENT_ID", false, func(p *PayoutConfig) *string { return &p.ClientID }, func(a *AcquirerConfig) string { return a.ClientID }},
-	{"CLIENT_SECRET", false, func(p *PayoutConfig) *string { return &p.ClientSecret }, func(a *AcquirerConfig) string { return a.ClientSecret }},
-	{"TOKEN_REQUEST", false, func(p *PayoutConfig) *string { return &p.TokenRequest }, func(a *AcquirerConfig) string { return a.TokenRequest }},
-	{"CERT_FILE", true, func(p *PayoutConfig) *string { return &p.CertFile }, func(a *AcquirerConfig) string { return a.CertFile }},
-	{"KEY_FILE", true, func(p *PayoutConfig) *string { return &p.KeyFile }, func(a *AcquirerConfig) string { return a.KeyFile }},
-	{"P12_FILE", true, func(p *PayoutConfig) *string { return &p.P12File }, func(a *AcquirerConfig) string { return a.P12File }},
-	{"P12_PASSWORD", true, func(p *PayoutConfig) *string { return &p.P12Password }, func(a *AcquirerConfig) string { return a.P12Password }},
-	{"API_CA_FILE", false, func(p *PayoutConfig) *string { return &p.CAFile }, func(a *AcquirerConfig) string { return a.CAFile }},
+	{"CLIENT_ID", false, func(t *pspTransport) *string { return &t.ClientID }},
+	{"CLIENT_SECRET", false, func(t *pspTransport) *string { return &t.ClientSecret }},
+	{"TOKEN_REQUEST", false, func(t *pspTransport) *string { return &t.TokenRequest }},
+	{"CERT_FILE", true, func(t *pspTransport) *string { return &t.CertFile }},
+	{"KEY_FILE", true, func(t *pspTransport) *string { return &t.KeyFile }},
+	{"P12_FILE", true, func(t *pspTransport) *string { return &t.P12File }},
+	{"P12_PASSWORD", true, func(t *pspTransport) *string { return &t.P12Password }},
+	{"API_CA_FILE", false, func(t *pspTransport) *string { return &t.CAFile }},
 }
 
 // payoutSettings are the PIXGATE_PAYOUT_* variables (settings() lists them with the others).
 // Those that default to an acquirer's setting have no default of their own here: payoutConfig
 // fills them in.
 func payoutSettings() []setting {
-	text := func(suffix, doc string, field func(*PayoutConfig) *string) setting {
-		return setting{"PIXGATE_PAYOUT_" + suffix, "", doc, func(c *Config, v string) error {
-			*field(&c.Payout) = v
-			return nil
-		}}
+	text := func(suffix, doc string, field func(*pspTransport) *string) setting {
+		return transportText("PIXGATE_PAYOUT_"+suffix, doc, func(c *Config) *pspTransport { return &c.Payout.pspTransport }, field)
 	}
 	namesake := func(suffix, doc string) string {
 		return doc + " Default: PIXGATE_ACQUIRER_" + suffix + "."
@@ -78,26 +63,8 @@ func payoutSettings() []setting {
 			}
 			return oneOf(&c.Payout.Provider, v, payoutEfi, payoutSandbox, payoutNone)
 		}},
-		{"PIXGATE_PAYOUT_API_URL", "", "https base URL of the payout API (Efí: https://pix.api.efipay.com.br); required with PIXGATE_PAYOUT_PROVIDER=efi.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if err := httpsURL(v); err != nil {
-				return err
-			}
-			c.Payout.APIURL = v
-			return nil
-		}},
-		{"PIXGATE_PAYOUT_TOKEN_URL", "", "OAuth 2.0 token endpoint of the payout API. Empty: the payout API URL's scheme and host with /oauth/token.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if err := httpsURL(v); err != nil {
-				return err
-			}
-			c.Payout.TokenURL = v
-			return nil
-		}},
+		httpsURLSetting("PIXGATE_PAYOUT_API_URL", "https base URL of the payout API (Efí: https://pix.api.efipay.com.br); required with PIXGATE_PAYOUT_PROVIDER=efi.", func(c *Config) *string { return &c.Payout.APIURL }),
+		httpsURLSetting("PIXGATE_PAYOUT_TOKEN_URL", "OAuth 2.0 token endpoint of the payout API. Empty: the payout API URL's scheme and host with /oauth/token.", func(c *Config) *string { return &c.Payout.TokenURL }),
 		{"PIXGATE_PAYOUT_SCOPES", "", "OAuth 2.0 scopes asked for the payout API, separated by spaces. Empty: none is asked, and the PSP grants what the client was registered for.", func(c *Config, v string) error {
 			c.Payout.Scopes = strings.Fields(v)
 			return nil
@@ -155,21 +122,12 @@ func payoutConfig(c *Config) error {
 	}
 	ownCert := p.CertFile != "" || p.KeyFile != "" || p.P12File != ""
 	for _, d := range payoutDefaults {
-		if field := d.field(p); *field == "" && !(d.cert && ownCert) {
-			*field = d.acquirer(&c.Acquirer)
+		if field := d.field(&p.pspTransport); *field == "" && !(d.cert && ownCert) {
+			*field = *d.field(&c.Acquirer.pspTransport)
 		}
 	}
 	if p.TokenRequest != "" && p.TokenRequest != "form" && p.TokenRequest != "json" {
 		return fmt.Errorf("PIXGATE_PAYOUT_TOKEN_REQUEST: must be form or json")
-	}
-	return nil
-}
-
-// httpsURL accepts an absolute https URL with a host and no credentials or fragment.
-func httpsURL(v string) error {
-	u, err := url.Parse(v)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
-		return fmt.Errorf("must be an https URL with a host, without credentials or fragment")
 	}
 	return nil
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/psp"
@@ -52,16 +49,7 @@ func (a *app) newPayouts() (*payoutWiring, error) {
 		}, nil
 	case payoutEfi:
 		p := a.cfg.Payout
-		transport := psp.Config{
-			APIURL: p.APIURL, TokenURL: p.TokenURL, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-			Scopes: p.Scopes, TokenRequest: psp.TokenRequest(p.TokenRequest),
-			CertFile: p.CertFile, KeyFile: p.KeyFile, P12File: p.P12File, P12Password: p.P12Password,
-			Observe: a.countPSPCall,
-		}
-		if p.CAFile != "" {
-			transport.CAFiles = []string{p.CAFile}
-		}
-		adapter, err := efi.New(efi.Config{Transport: transport, PayerKey: a.cfg.PixKey})
+		adapter, err := efi.New(efi.Config{Transport: p.config(0, a.countPSPCall), PayerKey: a.cfg.PixKey})
 		if err != nil {
 			return nil, payoutSettingError(err)
 		}
@@ -75,36 +63,14 @@ func (a *app) newPayouts() (*payoutWiring, error) {
 	return nil, nil
 }
 
-// payoutVariables names the PIXGATE_PAYOUT_* variable of each setting of the transport.
-var payoutVariables = map[psp.Setting]string{
-	psp.SettingAPIURL: "API_URL", psp.SettingTokenURL: "TOKEN_URL", psp.SettingClientID: "CLIENT_ID",
-	psp.SettingClientSecret: "CLIENT_SECRET", psp.SettingScopes: "SCOPES", psp.SettingTokenRequest: "TOKEN_REQUEST",
-	psp.SettingCertFile: "CERT_FILE", psp.SettingKeyFile: "KEY_FILE", psp.SettingP12File: "P12_FILE",
-	psp.SettingP12Password: "P12_PASSWORD", psp.SettingCAFile: "API_CA_FILE",
-}
-
 // payoutSettingError rewrites the transport's errors with the variables an operator sets:
 // one line per setting at fault, each naming its PIXGATE_PAYOUT_* variable (and the
-// PIXGATE_ACQUIRER_* one it defaults to, where it does). The transport's errors never hold a
-// secret.
+// PIXGATE_ACQUIRER_* one it defaults to, where it does). The payout API has no timeout
+// setting of its own.
 func payoutSettingError(err error) error {
-	var all []error
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		all = joined.Unwrap()
-	} else {
-		all = []error{err}
-	}
-	var lines []string
-	for _, e := range all {
-		var se *psp.SettingError
-		if !errors.As(e, &se) {
-			lines = append(lines, "PIXGATE_PAYOUT_PROVIDER=efi: "+e.Error())
-			continue
-		}
-		suffix, ok := payoutVariables[se.Setting]
-		if !ok {
-			lines = append(lines, "PIXGATE_PAYOUT_PROVIDER=efi: "+e.Error())
-			continue
+	return transportSettingError(err, "PIXGATE_PAYOUT_PROVIDER=efi", func(suffix string) (string, bool) {
+		if suffix == "TIMEOUT" {
+			return "", false
 		}
 		name := "PIXGATE_PAYOUT_" + suffix
 		for _, d := range payoutDefaults {
@@ -112,9 +78,8 @@ func payoutSettingError(err error) error {
 				name += " (default PIXGATE_ACQUIRER_" + suffix + ")"
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%s: %v", name, se.Err))
-	}
-	return errors.New(strings.Join(lines, "; "))
+		return name, true
+	})
 }
 
 // reportPayout logs what the payout outbox tells operators; never a secret, a token or the

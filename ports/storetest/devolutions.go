@@ -88,15 +88,7 @@ func claimDevolutionConcurrently(t *testing.T, repos []ports.TransactionReposito
 		})
 		return err
 	})
-	wins := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			wins++
-		case !errors.Is(err, domain.ErrDevolutionNotDue) && !errors.Is(err, ports.ErrVersionConflict):
-			t.Errorf("claim: %v, want nil, ErrDevolutionNotDue or ErrVersionConflict", err)
-		}
-	}
+	wins := claimWins(t, errs, domain.ErrDevolutionNotDue)
 	got, err := repos[0].Get(context.Background(), tx.AccountID(), tx.ID())
 	if err != nil {
 		t.Fatal(err)
@@ -202,15 +194,7 @@ func claimLateConcurrently(t *testing.T, ledgers []ports.Ledger, n int) int {
 		})
 		return err
 	})
-	wins := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			wins++
-		case !errors.Is(err, domain.ErrDevolutionNotDue) && !errors.Is(err, ports.ErrVersionConflict):
-			t.Errorf("claim: %v, want nil, ErrDevolutionNotDue or ErrVersionConflict", err)
-		}
-	}
+	wins := claimWins(t, errs, domain.ErrDevolutionNotDue)
 	// Read back through an update that changes nothing (other tests share the store).
 	stop := errors.New("read only")
 	var stored ports.PaymentClaim

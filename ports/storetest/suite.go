@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -321,6 +322,23 @@ func concurrently(n int, fn func(i int) error) []error {
 	start.Done()
 	done.Wait()
 	return errs
+}
+
+// claimWins counts the claims that won among the errors of claims raced by concurrently; every
+// loser must have found what it claimed not due (notDue), or given up having written nothing
+// (ports.ErrVersionConflict, when it kept losing the race to write).
+func claimWins(t *testing.T, errs []error, notDue error) int {
+	t.Helper()
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, notDue) && !errors.Is(err, ports.ErrVersionConflict):
+			t.Errorf("claim: %v, want nil, %q or ErrVersionConflict", err, notDue)
+		}
+	}
+	return wins
 }
 
 // assertSameTransaction compares everything a store keeps, the version aside, and names the

@@ -539,16 +539,7 @@ func claimConcurrently(t *testing.T, repos []ports.WithdrawalRepository, w *doma
 		})
 		return err
 	})
-	wins := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			wins++
-		case !errors.Is(err, domain.ErrPayoutNotDue) && !errors.Is(err, ports.ErrVersionConflict):
-			t.Errorf("claim: %v, want nil, ErrPayoutNotDue or ErrVersionConflict", err)
-		}
-	}
-	return wins
+	return claimWins(t, errs, domain.ErrPayoutNotDue)
 }
 
 func wdCancelRacingClaimOneHappens(t *testing.T, newStore func(t *testing.T) Stores) {

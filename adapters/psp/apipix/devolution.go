@@ -104,14 +104,5 @@ func description(reason string) string {
 	return string([]rune(reason)[:MaxDescription])
 }
 
-// clean bounds a text the PSP answered that pixgate keeps or shows: no control characters,
-// valid UTF-8, at most 300 runes.
-func clean(s string) string {
-	s = strings.Join(strings.FieldsFunc(strings.ToValidUTF8(s, "\uFFFD"), func(r rune) bool {
-		return r < ' ' || r == 0x7f || r == ' '
-	}), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
-}
+// clean bounds a text the PSP answered that pixgate keeps or shows (psp.CleanText).
+func clean(s string) string { return psp.CleanText(s) }

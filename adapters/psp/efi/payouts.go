@@ -178,13 +178,5 @@ func firstOf(values ...string) string {
 	return ""
 }
 
-// clean bounds a text Efí answered that pixgate keeps: no control characters, 300 runes.
-func clean(s string) string {
-	s = strings.Join(strings.FieldsFunc(strings.ToValidUTF8(s, "\uFFFD"), func(r rune) bool {
-		return r < ' ' || r == 0x7f || r == ' '
-	}), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
-}
+// clean bounds a text Efí answered that pixgate keeps (psp.CleanText).
+func clean(s string) string { return psp.CleanText(s) }

@@ -78,8 +78,8 @@ func runWithPostgres(ctx context.Context, listen, dir, pgURL, pgDir string, fall
 		if err != nil {
 			return err
 		}
-		defer pg.stop()
-		pgURL, backend = pg.url(postgresDatabase), "PostgreSQL, its cluster in "+pgDir
+		defer pg.Stop()
+		pgURL, backend = pg.URL("", postgresDatabase), "PostgreSQL, its cluster in "+pgDir
 	}
 	fmt.Fprintf(os.Stderr, "ferretmain: FerretDB keeps its data in %s\n", backend)
 	return run(ctx, listen, dir, pgURL, verbose)
