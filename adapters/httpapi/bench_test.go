@@ -188,7 +188,7 @@ const benchBRCode = "00020101021226990014br.gov.bcb.pix0177maria.aparecida.dos.s
 // (adapters/qr/BENCHMARKS.md).
 const benchQRBytes = 948
 
-func benchTransaction(b *testing.B) *domain.Transaction {
+func benchTransaction(b testing.TB) *domain.Transaction {
 	b.Helper()
 	var req createTransactionRequest
 	if _, fields, err := decodeJSONBytes([]byte(benchCreateBody), &req); err != nil || len(fields) > 0 {
