@@ -889,7 +889,12 @@ func TestOWASPAPI4ValidationAnswersStayBounded(t *testing.T) {
 }
 
 func TestOWASPAPI4CreationIsRateLimitedPerAccount(t *testing.T) {
-	e := secEnv(t, map[string]string{"PIXGATE_RATE_LIMIT_RPS": "1", "PIXGATE_RATE_LIMIT_BURST": "2"})
+	// The buckets refill by the app's clock, held still here: at 1 request a second, two
+	// creations slower than half a second each (a busy machine) would otherwise refill the
+	// bucket before the third request and turn the expected 429 into a 201.
+	clock := &fakeClock{at: time.Now().UTC()}
+	e := secEnv(t, map[string]string{"PIXGATE_RATE_LIMIT_RPS": "1", "PIXGATE_RATE_LIMIT_BURST": "2"},
+		func(a *app) { a.clock = clock })
 	_, tok := e.account()
 	_, other := e.account()
 	e.secCreate(tok, 1_000)
