@@ -1,0 +1,451 @@
+package httpapi_test
+
+// The shared harness of the black-box HTTP behaviour tests: the API assembled as `pixgate
+// serve` assembles it over the memory store, with the sandbox on, served over real HTTP on
+// loopback. Every use case is the real one, tokens are real RS256 JWTs, QR codes are drawn,
+// webhooks are signed and sent over real connections. Nothing runs in the background: a test
+// runs the jobs it needs (settle, expire, payOut, devolve, deliver), so what it sees never
+// depends on a timer. Each test builds its own API and may run in parallel with the others.
+//
+// The settings a test may change are the fields of apiSettings; their zero values are
+// serve's defaults, except the rate limits and token limits, which are off (tests ask for
+// many tokens and fail on purpose; the limits have tests of their own that turn them on).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/jwtauth"
+	"github.com/pixgate/pixgate/adapters/memory"
+	"github.com/pixgate/pixgate/adapters/metrics"
+	"github.com/pixgate/pixgate/adapters/paypage"
+	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/adapters/qr"
+	"github.com/pixgate/pixgate/adapters/sandbox"
+	"github.com/pixgate/pixgate/adapters/system"
+	"github.com/pixgate/pixgate/adapters/webhook"
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
+	"github.com/pixgate/pixgate/ports"
+)
+
+// apiSettings are what a test may change of the API it builds. Zero values are the defaults
+// documented in docs/OPERATIONS.md, except where said.
+type apiSettings struct {
+	// NoSandbox builds the API as production without an acquirer: no /sandbox routes.
+	NoSandbox bool
+	// Settle is how long sandbox refunds and payouts take to complete (default 2 s); set
+	// SettleNow for 0.
+	Settle    time.Duration
+	SettleNow bool
+	// RateRPS and RateBurst limit POST /transaction per account (default: off).
+	RateRPS   float64
+	RateBurst int
+	// TokenRPS, TokenBurst and TokenFailures limit the token endpoint (default: off).
+	TokenRPS      float64
+	TokenBurst    int
+	TokenFailures int
+	// PayRPS and PayBurst limit the payment page per address (default 5/s, burst 30).
+	PayRPS   float64
+	PayBurst int
+	// TokenTTL of issued tokens (default 1 h).
+	TokenTTL time.Duration
+	// JWTIssuer is the tokens' iss (default "pixgate").
+	JWTIssuer string
+	// AcquirerSecret turns POST /acquirer/pix on with that shared secret.
+	AcquirerSecret string
+	// WithdrawalFee in cents (default 0).
+	WithdrawalFee int64
+	// Clock is the API's clock (default the wall clock, in UTC).
+	Clock ports.Clock
+	// Accounts is the account store (default a new memory one); two APIs may share one.
+	Accounts ports.AccountRepository
+	// Webhook are the webhook sender's options (the Clock is the API's).
+	Webhook webhook.Options
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+// api is one assembled API and what its tests reach behind it.
+type api struct {
+	t   *testing.T
+	srv *httptest.Server
+	log *syncBuffer
+
+	clock    ports.Clock
+	store    *memory.Store
+	accounts ports.AccountRepository
+	ids      ports.IDGenerator
+	hasher   ports.Secrets
+	issuer   ports.TokenIssuer
+	metrics  *metrics.Metrics
+
+	expirer     *application.ExpireTransactions
+	settler     *sandbox.SettleTransactions
+	payouts     *application.PayOutWithdrawals
+	devolutions *application.SendDevolutions
+	dispatcher  *application.Dispatcher
+}
+
+// signingKey is the one RSA key the harness's token issuers sign with: generating a 2048-bit
+// key takes longer than most tests.
+var signingKey = sync.OnceValues(jwtauth.GenerateKey)
+
+// credentialKey is the HMAC key of client secrets in every API the harness builds.
+var credentialKey = bytes.Repeat([]byte{0x5a}, 32)
+
+// newAPI assembles the API with the settings s (none: the defaults) and serves it until the
+// test ends.
+func newAPI(t *testing.T, s ...apiSettings) *api {
+	t.Helper()
+	var set apiSettings
+	if len(s) > 0 {
+		set = s[0]
+	}
+	set.defaults()
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	// The listener comes first: payment page addresses name it.
+	srv := httptest.NewUnstartedServer(nil)
+	t.Cleanup(srv.Close)
+	publicURL := "http://" + srv.Listener.Addr().String()
+
+	a := &api{t: t, srv: srv, log: logs, clock: set.Clock, store: memory.NewStore(), ids: system.UUIDs{}, metrics: metrics.New()}
+	authCache := application.NewAuthCache(2*time.Second, a.clock, 0)
+	a.accounts = authCache.Invalidating(set.Accounts)
+	txs := a.metrics.Transactions(a.store.Transactions())
+	wds := a.metrics.Withdrawals(a.store.Withdrawals())
+	ledger := a.metrics.Ledger(a.store.Ledger())
+
+	hasher, err := system.NewClientSecrets(credentialKey)
+	must(t, err)
+	key, err := signingKey()
+	must(t, err)
+	jwtCfg := jwtauth.Config{Issuer: set.JWTIssuer, Audience: "pixgate-api", Clock: a.clock}
+	issuer, err := jwtauth.NewIssuer(jwtCfg, key)
+	must(t, err)
+	verifier, err := jwtauth.NewVerifier(jwtCfg, jwtauth.VerifierOptions{Leeway: 30 * time.Second}, &key.PublicKey)
+	must(t, err)
+	a.hasher, a.issuer = hasher, issuer
+
+	emitter, err := pix.NewEmitter(pix.EmitterConfig{PixKey: "pix@pixgate.example", MerchantName: "PIXGATE SANDBOX", MerchantCity: "SAO PAULO"})
+	must(t, err)
+	renderer := a.metrics.QRRenderer(qr.New(qr.Options{Timeout: 10 * time.Second}))
+	fee := domain.FeePolicy{BasisPoints: 99}
+	receiver, err := sandbox.ReceivingAccount("pix@pixgate.example", "PIXGATE SANDBOX")
+	must(t, err)
+
+	var acquirer ports.Acquirer = unconfiguredAcquirer{}
+	if !set.NoSandbox {
+		acquirer = sandbox.NewAcquirer(a.clock)
+	}
+	a.devolutions = application.NewSendDevolutions(txs, ledger, acquirer, a.clock,
+		application.DevolutionSettings{CheckEvery: 300 * time.Second, Claim: application.ClaimMargin + 10*time.Second},
+		func(r application.DevolutionReport) { log.Info(r.What, slog.String("transactionId", r.TransactionID)) })
+	a.expirer = application.NewExpireTransactions(txs, a.clock)
+
+	deps := httpapi.Deps{
+		Authenticator:     application.NewCachedAuthenticate(application.NewCachingVerifier(verifier, a.clock, 0), a.accounts, authCache),
+		CreateTransaction: application.NewCreateTransaction(txs, emitter, renderer, a.ids, system.Capabilities{}, a.clock),
+		GetTransaction:    application.NewGetTransaction(txs),
+		ListTransactions:  application.NewListTransactions(txs),
+		RefundTransaction: application.NewRefundTransaction(txs, a.devolutions, a.ids, a.clock,
+			func(err error) { log.Warn("refund stored; its devolution is left to the outbox", slog.String("error", err.Error())) }),
+		RateLimiter:       httpapi.NewRateLimiter(set.RateRPS, set.RateBurst, a.clock),
+		Ready:             a.store,
+		Clock:             a.clock,
+		Observer:          a.metrics,
+		Metrics:           a.metrics.Handler(),
+		Logger:            log,
+		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(ledger)},
+		Auth: httpapi.AuthDeps{
+			Token:               application.NewIssueToken(a.accounts, issuer, hasher, set.TokenTTL),
+			Issuer:              set.JWTIssuer,
+			PublicURL:           set.JWTIssuer,
+			Limits:              httpapi.NewTokenLimits(set.TokenRPS, set.TokenBurst, set.TokenFailures, a.clock),
+			JWKS:                verifier.JWKS(),
+			CreateCredential:    application.NewCreateCredential(a.accounts, a.ids, a.clock, hasher),
+			ListCredentials:     application.NewListCredentials(a.accounts),
+			RevokeCredential:    application.NewRevokeCredential(a.accounts, a.clock),
+			GetWebhookSecret:    application.NewGetWebhookSecret(a.accounts, a.clock),
+			RotateWebhookSecret: application.NewRotateWebhookSecret(a.accounts, a.clock, hasher),
+		},
+	}
+	withdrawals := application.WithdrawalSettings{Acquirer: emitter.Acquirer(), Fee: domain.Cents(set.WithdrawalFee)}
+	if !set.NoSandbox {
+		// As serve's sandbox: its account receives the payments and pays the withdrawals out,
+		// the payout is taken in the creating request and completes after the settle delay.
+		steer := sandbox.NewTransactionSteering(txs, a.clock, fee, receiver)
+		steerWd := sandbox.NewWithdrawalSteering(wds, a.clock)
+		deps.Sandbox = httpapi.SandboxDeps{
+			PayTransaction: steer.PayTransaction, OpenDispute: steer.OpenDispute, AcceptDispute: steer.AcceptDispute,
+			RejectDispute: steer.RejectDispute, FailRefund: steer.FailRefund,
+			FailWithdrawal: steerWd.FailWithdrawal, RejectWithdrawal: steerWd.RejectWithdrawal, RefundWithdrawal: steerWd.RefundWithdrawal,
+		}
+		a.settler = sandbox.NewSettleTransactions(txs, a.clock, emitter.Acquirer(), set.Settle)
+		payouts := sandbox.NewPayouts(wds, a.clock, set.Settle, receiver.BankAccount.ISPB)
+		a.payouts = application.NewPayOutWithdrawals(wds, payouts, a.clock,
+			application.PayoutSettings{CheckEvery: max(set.Settle/4, 500*time.Millisecond), Claim: application.ClaimMargin + 10*time.Second},
+			func(r application.PayoutReport) { log.Info(r.What, slog.String("withdrawalId", r.WithdrawalID)) })
+		payer := receiver
+		withdrawals.Payer, withdrawals.Directory = &payer, sandbox.Directory{}
+		withdrawals.StartAtOnce, withdrawals.FirstCheck = true, set.Settle
+	}
+	deps.Withdrawals = httpapi.WithdrawalDeps{
+		Create:  application.NewCreateWithdrawal(wds, a.ids, a.clock, withdrawals),
+		Get:     application.NewGetWithdrawal(wds),
+		Cancel:  application.NewCancelWithdrawal(wds, a.clock),
+		Balance: application.NewGetBalance(ledger),
+	}
+	if set.AcquirerSecret != "" {
+		var paidTo *domain.AccountHolder
+		if !set.NoSandbox {
+			paidTo = &receiver
+		}
+		deps.Acquirer = &httpapi.AcquirerDeps{Secret: set.AcquirerSecret, Payouts: a.payouts,
+			Notifications: application.NewApplyPixNotifications(txs, ledger, a.devolutions, pix.TxIDDecoder{}, a.clock, fee, paidTo,
+				func(l application.LatePayment) { log.Warn("late payment", slog.String("outcome", string(l.Outcome))) })}
+	}
+
+	opts := set.Webhook
+	opts.Clock = a.clock
+	sender, err := webhook.NewSender(opts)
+	must(t, err)
+	a.dispatcher, err = application.NewDispatcher(a.store.Outbox(), a.accounts, httpapi.EventEncoder{PublicURL: publicURL}, sender, a.clock, system.Random{},
+		application.DispatcherConfig{Owner: a.ids.NewID(), Concurrency: 8, PollInterval: time.Second, MaxPollInterval: 5 * time.Second,
+			Lease: 30 * time.Second, Logger: log, OnAttempt: a.metrics.ObserveDelivery})
+	must(t, err)
+	deps.Webhooks = httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, a.store.Outbox())}
+
+	deps.PaymentPage = paypage.New(paypage.Config{MaxStreamsPerCharge: 5, MaxStreamsPerAddress: 20}, paypage.Deps{
+		Show:     application.NewShowPaymentPage(txs, a.accounts, a.clock),
+		Follow:   application.NewFollowPayment(txs, a.clock),
+		Problems: httpapi.NewProblems(log),
+		Limiter:  httpapi.NewRateLimiter(set.PayRPS, set.PayBurst, a.clock),
+		Logger:   log,
+	})
+
+	server := httpapi.New(httpapi.Config{MaxBodyBytes: set.MaxBodyBytes, Sandbox: !set.NoSandbox, PublicURL: publicURL}, deps)
+	a.metrics.KnownRoutes(server.RouteNames()...)
+	srv.Config.Handler = server.Handler()
+	srv.Start()
+	return a
+}
+
+func (s *apiSettings) defaults() {
+	if s.Settle == 0 && !s.SettleNow {
+		s.Settle = 2 * time.Second
+	}
+	if s.PayRPS == 0 && s.PayBurst == 0 {
+		s.PayRPS, s.PayBurst = 5, 30
+	}
+	if s.TokenTTL == 0 {
+		s.TokenTTL = time.Hour
+	}
+	if s.JWTIssuer == "" {
+		s.JWTIssuer = "pixgate"
+	}
+	if s.Clock == nil {
+		s.Clock = system.Clock{}
+	}
+	if s.Accounts == nil {
+		s.Accounts = memory.NewAccounts()
+	}
+}
+
+// unconfiguredAcquirer is production without an acquirer API: every devolution waits.
+type unconfiguredAcquirer struct{}
+
+func (unconfiguredAcquirer) RequestDevolution(context.Context, ports.Devolution) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{}, errNoAcquirerAPI
+}
+
+func (unconfiguredAcquirer) Devolution(context.Context, string, string) (ports.DevolutionResult, error) {
+	return ports.DevolutionResult{}, errNoAcquirerAPI
+}
+
+var errNoAcquirerAPI = errorString("no acquirer API is configured")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Jobs, run by hand: each answers how many items it handled.
+
+// settle completes the sandbox refunds and MED refunds whose delay passed.
+func (a *api) settle() int { return a.run(a.settler.RunOnce) }
+
+// expire fails the charges that expired unpaid.
+func (a *api) expire() int { return a.run(a.expirer.RunOnce) }
+
+// payOut takes each due payout one step.
+func (a *api) payOut() int { return a.run(a.payouts.RunOnce) }
+
+// devolve takes each due devolution one step.
+func (a *api) devolve() int { return a.run(a.devolutions.RunOnce) }
+
+// deliver delivers the webhooks that are due.
+func (a *api) deliver() int {
+	a.t.Helper()
+	n, err := a.dispatcher.DeliverDue(context.Background())
+	must(a.t, err)
+	return n
+}
+
+func (a *api) run(job func(context.Context) (int, error)) int {
+	a.t.Helper()
+	n, err := job(context.Background())
+	must(a.t, err)
+	return n
+}
+
+// account creates a client account with scopes (none: every scope) and returns its id and a
+// bearer token for it.
+func (a *api) account(scopes ...domain.Scope) (accountID, token string) {
+	a.t.Helper()
+	created := a.newAccount(scopes...)
+	return created.Account.ID(), a.token(created)
+}
+
+// newAccount creates a client account with scopes (none: every scope), its credential and
+// secret.
+func (a *api) newAccount(scopes ...domain.Scope) application.CreatedAccount {
+	a.t.Helper()
+	created, err := application.NewCreateAccount(a.accounts, a.ids, a.clock, a.hasher).Execute(context.Background(), "Loja Teste", scopes)
+	must(a.t, err)
+	return created
+}
+
+// token issues a bearer token for an account's credential, valid for an hour.
+func (a *api) token(c application.CreatedAccount) string {
+	a.t.Helper()
+	tok, err := a.issuer.Issue(context.Background(), domain.Principal{AccountID: c.Account.ID(),
+		ClientID: c.Credential.ClientID, Scopes: c.Account.Scopes()}, time.Hour)
+	must(a.t, err)
+	return tok.Token
+}
+
+// response is an answer, read whole.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// json is the answer's body as a JSON object.
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("response is not a JSON object: %v\n%s", err, r.body)
+	}
+	return m
+}
+
+// do sends a request; body is sent as is (a string) or marshalled (anything else); headers
+// are name, value pairs.
+func (a *api) do(method, path, token string, body any, headers ...string) response {
+	a.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		must(a.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, a.srv.URL+path, rd)
+	must(a.t, err)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := a.srv.Client().Do(req)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	must(a.t, err)
+	return response{status: res.StatusCode, header: res.Header, body: raw}
+}
+
+// syncBuffer collects log output written from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// validCPF and validCNPJ are documents with correct check digits.
+const (
+	validCPF  = "529.982.247-25"
+	validCNPJ = "11.222.333/0001-81"
+)
+
+// minimalTransaction is the smallest valid creation request.
+func minimalTransaction() map[string]any {
+	return map[string]any{"amount": 1000, "paymentMethod": "PIX", "pix": map[string]any{}}
+}
+
+// fullTransaction uses every field of the request.
+func fullTransaction() map[string]any {
+	return map[string]any{
+		"amount":        12345,
+		"paymentMethod": "PIX",
+		"webhookUrl":    "https://merchant.example.com/hooks/pix?source=pixgate",
+		"externalCode":  "order-000123",
+		"customer": map[string]any{
+			"ip": "203.0.113.7", "name": "João D'Ávila-Souza", "email": "joao@example.com.br",
+			"document": validCPF, "landline": "+55 (11) 3456-7890", "mobilePhone": "(21) 98765-4321",
+			"birthdate": "1990-05-17",
+		},
+		"seller":        map[string]any{"name": "Loja Exemplo", "document": validCNPJ},
+		"isInfoProduct": false,
+		"address": map[string]any{
+			"zipCode": "01310-100", "number": "1578", "street": "Avenida Paulista", "neighborhood": "Bela Vista",
+			"city": "São Paulo", "state": "SP", "country": "Brasil", "complement": "Conjunto 42",
+		},
+		"items": []any{
+			map[string]any{"title": "Camiseta", "unitPrice": 5000, "quantity": 2, "description": "Algodão"},
+			map[string]any{"title": "Boné", "unitPrice": 2345},
+		},
+		"metadata": map[string]any{"campaign": "black-friday", "attempt": 1},
+		"pix":      map[string]any{"expirationSeconds": 600},
+	}
+}
