@@ -154,22 +154,22 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 		func(r application.DevolutionReport) { log.Info(r.What, slog.String("transactionId", r.TransactionID)) })
 	a.expirer = application.NewExpireTransactions(txs, a.clock)
 
+	reportRefund := func(err error) {
+		log.Warn("refund stored; its devolution is left to the outbox", slog.String("error", err.Error()))
+	}
 	deps := httpapi.Deps{
 		Authenticator:     application.NewCachedAuthenticate(application.NewCachingVerifier(verifier, a.clock, 0), a.accounts, authCache),
 		CreateTransaction: application.NewCreateTransaction(txs, emitter, renderer, a.ids, system.Capabilities{}, a.clock),
 		GetTransaction:    application.NewGetTransaction(txs),
 		ListTransactions:  application.NewListTransactions(txs),
-		RefundTransaction: application.NewRefundTransaction(txs, a.devolutions, a.ids, a.clock,
-			func(err error) {
-				log.Warn("refund stored; its devolution is left to the outbox", slog.String("error", err.Error()))
-			}),
-		RateLimiter: httpapi.NewRateLimiter(set.RateRPS, set.RateBurst, a.clock),
-		Ready:       a.store,
-		Clock:       a.clock,
-		Observer:    a.metrics,
-		Metrics:     a.metrics.Handler(),
-		Logger:      log,
-		Ledger:      httpapi.LedgerDeps{Entries: application.NewListEntries(ledger)},
+		RefundTransaction: application.NewRefundTransaction(txs, a.devolutions, a.ids, a.clock, reportRefund),
+		RateLimiter:       httpapi.NewRateLimiter(set.RateRPS, set.RateBurst, a.clock),
+		Ready:             a.store,
+		Clock:             a.clock,
+		Observer:          a.metrics,
+		Metrics:           a.metrics.Handler(),
+		Logger:            log,
+		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(ledger)},
 		Auth: httpapi.AuthDeps{
 			Token:               application.NewIssueToken(a.accounts, issuer, hasher, set.TokenTTL),
 			Issuer:              set.JWTIssuer,
