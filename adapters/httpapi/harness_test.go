@@ -58,6 +58,10 @@ type apiSettings struct {
 	// PayRPS and PayBurst limit the payment page per address (default 5/s, burst 30).
 	PayRPS   float64
 	PayBurst int
+	// PayStreamsPerCharge and PayStreamsPerAddress bound the page's open live channels
+	// (default 5 and 20).
+	PayStreamsPerCharge  int
+	PayStreamsPerAddress int
 	// TokenTTL of issued tokens (default 1 h).
 	TokenTTL time.Duration
 	// JWTIssuer is the tokens' iss (default "pixgate").
@@ -66,6 +70,8 @@ type apiSettings struct {
 	AcquirerSecret string
 	// WithdrawalFee in cents (default 0).
 	WithdrawalFee int64
+	// Fee on each paid transaction (zero: the default, 0.99% and no fixed part).
+	Fee domain.FeePolicy
 	// Clock is the API's clock (default the wall clock, in UTC).
 	Clock ports.Clock
 	// Accounts is the account store (default a new memory one); two APIs may share one.
@@ -95,6 +101,7 @@ type api struct {
 	payouts     *application.PayOutWithdrawals
 	devolutions *application.SendDevolutions
 	dispatcher  *application.Dispatcher
+	payPage     *paypage.Handler
 }
 
 // signingKey is the one RSA key the harness's token issuers sign with: generating a 2048-bit
@@ -141,7 +148,7 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	emitter, err := pix.NewEmitter(pix.EmitterConfig{PixKey: "pix@pixgate.example", MerchantName: "PIXGATE SANDBOX", MerchantCity: "SAO PAULO"})
 	must(t, err)
 	renderer := a.metrics.QRRenderer(qr.New(qr.Options{Timeout: 10 * time.Second}))
-	fee := domain.FeePolicy{BasisPoints: 99}
+	fee := set.Fee
 	receiver, err := sandbox.ReceivingAccount("pix@pixgate.example", "PIXGATE SANDBOX")
 	must(t, err)
 
@@ -229,13 +236,14 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	must(t, err)
 	deps.Webhooks = httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, a.store.Outbox())}
 
-	deps.PaymentPage = paypage.New(paypage.Config{MaxStreamsPerCharge: 5, MaxStreamsPerAddress: 20}, paypage.Deps{
+	a.payPage = paypage.New(paypage.Config{MaxStreamsPerCharge: set.PayStreamsPerCharge, MaxStreamsPerAddress: set.PayStreamsPerAddress}, paypage.Deps{
 		Show:     application.NewShowPaymentPage(txs, a.accounts, a.clock),
 		Follow:   application.NewFollowPayment(txs, a.clock),
 		Problems: httpapi.NewProblems(log),
 		Limiter:  httpapi.NewRateLimiter(set.PayRPS, set.PayBurst, a.clock),
 		Logger:   log,
 	})
+	deps.PaymentPage = a.payPage
 
 	server := httpapi.New(httpapi.Config{MaxBodyBytes: set.MaxBodyBytes, Sandbox: !set.NoSandbox, PublicURL: publicURL}, deps)
 	a.metrics.KnownRoutes(server.RouteNames()...)
@@ -250,6 +258,15 @@ func (s *apiSettings) defaults() {
 	}
 	if s.PayRPS == 0 && s.PayBurst == 0 {
 		s.PayRPS, s.PayBurst = 5, 30
+	}
+	if s.PayStreamsPerCharge == 0 {
+		s.PayStreamsPerCharge = 5
+	}
+	if s.PayStreamsPerAddress == 0 {
+		s.PayStreamsPerAddress = 20
+	}
+	if s.Fee == (domain.FeePolicy{}) {
+		s.Fee = domain.FeePolicy{BasisPoints: 99}
 	}
 	if s.TokenTTL == 0 {
 		s.TokenTTL = time.Hour

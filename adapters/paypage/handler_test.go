@@ -16,8 +16,8 @@ import (
 )
 
 // The charges behind real tokens, the live channel and the merchant API's mount are tested
-// through the whole service (cmd/pixgate, payment_page_http_test.go) and in Chromium
-// (test/browser); these cases need no store: a malformed token is not found before any look-up.
+// through the API (adapters/httpapi, payment_page_test.go) and in Chromium (test/browser);
+// these cases need no store: a malformed token is not found before any look-up.
 
 // noStore panics in a test that reaches it.
 type noStore struct {

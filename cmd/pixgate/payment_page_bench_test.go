@@ -23,7 +23,9 @@ import (
 // raw loopback connections that send the request, read the first event and then sit idle, as
 // a phone with the page open does. It reports the growth of the heap and of the goroutine
 // stacks per open page (the client side is a bare net.Conn each, a few hundred bytes, counted
-// in; nothing else of the client is). Run it with:
+// in; nothing else of the client is). It measures the server as serve assembles it, the API's
+// middleware around the page included, so it stays beside newApp while the page's behaviour is
+// tested in adapters/httpapi (payment_page_test.go). Run it with:
 //
 //	go test -run '^$' -bench PaymentPageOpenChannels -benchtime 1x ./cmd/pixgate
 func BenchmarkPaymentPageOpenChannels(b *testing.B) {

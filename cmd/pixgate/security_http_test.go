@@ -233,7 +233,8 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 		}
 		for _, r := range e.secRoutes() {
 			// A payment page's {token} names no account's object: it is a capability, the
-			// authority itself (payment_page_http_test.go checks that tokens reveal nothing).
+			// authority itself (adapters/httpapi/payment_page_test.go checks that tokens reveal
+			// nothing).
 			if strings.Contains(r, "{") && !strings.Contains(r, "{token}") && !slices.Contains(covered, r) {
 				t.Errorf("route %s names an object but is not checked here", r)
 			}

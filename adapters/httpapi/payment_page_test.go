@@ -1,4 +1,7 @@
-package main
+package httpapi_test
+
+// The payer-facing page (adapters/paypage) as the API mounts it: the page of a charge made
+// through POST /transaction, followed through the sandbox's payment and the expiry job.
 
 import (
 	"bufio"
@@ -17,48 +20,51 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// payCharge creates a charge with fullTransaction's payer data and returns its id and the
+// wdPayCharge creates a charge with fullTransaction's payer data and returns its id and the
 // path of its payment page.
-func (e *env) payCharge(tok string, expirationSeconds int) (id, pagePath string) {
-	e.t.Helper()
+func (a *api) wdPayCharge(t *testing.T, tok string, expirationSeconds int) (id, pagePath string) {
+	t.Helper()
 	body := fullTransaction()
 	body["pix"] = map[string]any{"expirationSeconds": expirationSeconds}
-	r := e.do("POST", "/transaction", tok, body)
+	r := a.do("POST", "/transaction", tok, body)
 	if r.status != http.StatusCreated {
-		e.t.Fatalf("create: %d %s", r.status, r.body)
+		t.Fatalf("create: %d %s", r.status, r.body)
 	}
-	m := r.json(e.t)
-	path, ok := strings.CutPrefix(m["paymentUrl"].(string), e.srv.URL)
+	m := r.json(t)
+	path, ok := strings.CutPrefix(m["paymentUrl"].(string), a.srv.URL)
 	if !ok {
-		e.t.Fatalf("paymentUrl %q is not on this server %s", m["paymentUrl"], e.srv.URL)
+		t.Fatalf("paymentUrl %q is not on this server %s", m["paymentUrl"], a.srv.URL)
 	}
 	return m["id"].(string), path
 }
 
 func TestPaymentPage(t *testing.T) {
-	e := newEnv(t, nil)
-	accountID, tok := e.account()
-	id, page := e.payCharge(tok, 600)
+	t.Parallel()
+	a := newAPI(t)
+	accountID, tok := a.account()
+	id, page := a.wdPayCharge(t, tok, 600)
 	token := strings.TrimPrefix(page, "/pay/")
 
 	t.Run("paymentUrl is the same on the 201, the GET and the list, and its token is a capability", func(t *testing.T) {
-		got := e.do("GET", "/transaction/"+id, tok, nil).json(t)["paymentUrl"]
-		list := e.do("GET", "/transaction?id="+id, tok, nil).json(t)["data"].([]any)[0].(map[string]any)["paymentUrl"]
-		if got != e.srv.URL+page || list != got {
-			t.Fatalf("GET %v, list %v, 201 %s", got, list, e.srv.URL+page)
+		t.Parallel()
+		got := a.do("GET", "/transaction/"+id, tok, nil).json(t)["paymentUrl"]
+		list := a.do("GET", "/transaction?id="+id, tok, nil).json(t)["data"].([]any)[0].(map[string]any)["paymentUrl"]
+		if got != a.srv.URL+page || list != got {
+			t.Fatalf("GET %v, list %v, 201 %s", got, list, a.srv.URL+page)
 		}
 		if !domain.ValidPaymentToken(token) || len(token) < 22 || strings.Contains(token, strings.ReplaceAll(id, "-", "")) {
 			t.Fatalf("token %q", token)
 		}
 	})
 
-	r := e.do("GET", page, "", nil)
+	r := a.do("GET", page, "", nil)
 	html := stdhtml.UnescapeString(string(r.body))
 	t.Run("the page answers 200 HTML in pt-BR with the merchant, the amount, the QR code, the code and the status", func(t *testing.T) {
+		t.Parallel()
 		if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/html; charset=utf-8" {
 			t.Fatalf("%d %s", r.status, r.header.Get("Content-Type"))
 		}
-		pix := e.do("GET", "/transaction/"+id, tok, nil).json(t)["pixResponse"].(map[string]any)
+		pix := a.do("GET", "/transaction/"+id, tok, nil).json(t)["pixResponse"].(map[string]any)
 		for _, want := range []string{`<html lang="pt-BR">`, "Loja Teste", "R$ 123,45", pix["uri"].(string),
 			`src="` + pix["qrCodeBase64"].(string) + `"`, "Aguardando pagamento", `<label for="code">`, `id="countdown"`, "Copiar código", "se atualiza sozinha"} {
 			if !strings.Contains(html, want) {
@@ -67,6 +73,7 @@ func TestPaymentPage(t *testing.T) {
 		}
 	})
 	t.Run("the page shows no payer data, no id and nothing of the order but the amount", func(t *testing.T) {
+		t.Parallel()
 		for _, leak := range []string{"João", "Ávila", "joao@example.com.br", "529.982.247", "52998224725", "982.247",
 			"3456-7890", "98765", "1990-05-17", "Paulista", "01310", "Camiseta", "black-friday", "order-000123",
 			"merchant.example.com", "203.0.113.7", "Loja Exemplo", id, accountID} {
@@ -76,6 +83,7 @@ func TestPaymentPage(t *testing.T) {
 		}
 	})
 	t.Run("the page is served with a strict policy that allows exactly its inline style and script", func(t *testing.T) {
+		t.Parallel()
 		csp := r.header.Get("Content-Security-Policy")
 		for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "img-src data:", "connect-src 'self'",
 			"base-uri 'none'", "form-action 'none'"} {
@@ -107,46 +115,51 @@ func TestPaymentPage(t *testing.T) {
 		}
 	})
 	t.Run("Accept-Language en answers the page in English", func(t *testing.T) {
-		en := string(e.do("GET", page, "", nil, "Accept-Language", "en-US,en;q=0.9,pt;q=0.5").body)
+		t.Parallel()
+		en := string(a.do("GET", page, "", nil, "Accept-Language", "en-US,en;q=0.9,pt;q=0.5").body)
 		for _, want := range []string{`<html lang="en">`, "Awaiting payment", "R$ 123.45", "Copy code"} {
 			if !strings.Contains(en, want) {
 				t.Errorf("the English page lacks %q", want)
 			}
 		}
-		if pt := string(e.do("GET", page, "", nil, "Accept-Language", "fr-FR,pt-BR;q=0.8,en;q=0.5").body); !strings.Contains(pt, `lang="pt-BR"`) {
+		if pt := string(a.do("GET", page, "", nil, "Accept-Language", "fr-FR,pt-BR;q=0.8,en;q=0.5").body); !strings.Contains(pt, `lang="pt-BR"`) {
 			t.Error("a payer preferring pt-BR over en gets another language")
 		}
 	})
 	t.Run("HEAD answers the page's status and headers without a body", func(t *testing.T) {
-		h := e.do("HEAD", page, "", nil)
+		t.Parallel()
+		h := a.do("HEAD", page, "", nil)
 		if h.status != http.StatusOK || len(h.body) != 0 || h.header.Get("Content-Security-Policy") != r.header.Get("Content-Security-Policy") {
 			t.Fatalf("HEAD %d, %d bytes, CSP %q", h.status, len(h.body), h.header.Get("Content-Security-Policy"))
 		}
-		if s := e.do("HEAD", page+"/status", "", nil); s.status != http.StatusOK || len(s.body) != 0 {
+		if s := a.do("HEAD", page+"/status", "", nil); s.status != http.StatusOK || len(s.body) != 0 {
 			t.Fatalf("HEAD status route %d", s.status)
 		}
-		if s := e.do("HEAD", page+"/events", "", nil); s.status != http.StatusOK || len(s.body) != 0 ||
+		if s := a.do("HEAD", page+"/events", "", nil); s.status != http.StatusOK || len(s.body) != 0 ||
 			s.header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("HEAD of the live channel: %d %q (it must answer at once, holding nothing open)", s.status, s.header.Get("Content-Type"))
 		}
-		if s := e.do("HEAD", "/pay/"+strings.Repeat("x", 32), "", nil); s.status != http.StatusNotFound {
+		if s := a.do("HEAD", "/pay/"+strings.Repeat("x", 32), "", nil); s.status != http.StatusNotFound {
 			t.Fatalf("HEAD of an unknown page %d", s.status)
 		}
 	})
 	t.Run("the status route answers the status and the expiry, and the page follows the payment", func(t *testing.T) {
-		st := e.do("GET", page+"/status", "", nil)
+		t.Parallel()
+		// A charge of its own: the others' page stays unpaid.
+		id, page := a.wdPayCharge(t, tok, 600)
+		st := a.do("GET", page+"/status", "", nil)
 		var body map[string]any
 		if err := json.Unmarshal(st.body, &body); err != nil || st.status != http.StatusOK || len(body) != 2 ||
 			body["status"] != "PIX_QRCODE_GENERATED" || body["expirationDate"] == nil {
 			t.Fatalf("%d %s", st.status, st.body)
 		}
-		if r := e.do("POST", "/sandbox/transaction/"+id+"/pay", tok, nil); r.status != http.StatusOK {
+		if r := a.do("POST", "/sandbox/transaction/"+id+"/pay", tok, nil); r.status != http.StatusOK {
 			t.Fatalf("pay: %d %s", r.status, r.body)
 		}
-		if st := e.do("GET", page+"/status", "", nil).json(t); st["status"] != "PAID" {
+		if st := a.do("GET", page+"/status", "", nil).json(t); st["status"] != "PAID" {
 			t.Fatalf("status after payment %v", st)
 		}
-		paid := string(e.do("GET", page, "", nil).body)
+		paid := string(a.do("GET", page, "", nil).body)
 		if !strings.Contains(paid, ">Pago<") || strings.Contains(paid, "Pagador") {
 			t.Fatal("the paid page does not say Pago, or shows the payer")
 		}
@@ -162,9 +175,10 @@ func TestPaymentPage(t *testing.T) {
 }
 
 func TestPaymentPageUnknownTokens(t *testing.T) {
-	e := newEnv(t, nil)
-	_, tok := e.account()
-	id, page := e.payCharge(tok, 600)
+	t.Parallel()
+	a := newAPI(t)
+	_, tok := a.account()
+	id, page := a.wdPayCharge(t, tok, 600)
 	token := strings.TrimPrefix(page, "/pay/")
 	flipped := []byte(token)
 	flipped[len(flipped)-1] ^= 1
@@ -176,69 +190,77 @@ func TestPaymentPageUnknownTokens(t *testing.T) {
 		"the transaction id":           "/pay/" + id,
 	} {
 		t.Run(name+" answers the same 404 page", func(t *testing.T) {
-			r := e.do("GET", path, "", nil)
+			t.Parallel()
+			r := a.do("GET", path, "", nil)
 			if r.status != http.StatusNotFound || !strings.Contains(string(r.body), "Cobrança não encontrada") ||
 				!strings.Contains(string(r.body), `lang="pt-BR"`) || r.header.Get("Content-Security-Policy") == "" {
 				t.Fatalf("%d %s", r.status, r.body)
 			}
-			if s := e.do("GET", path+"/status", "", nil); s.status != http.StatusNotFound || s.json(t)["code"] != "not_found" {
+			if s := a.do("GET", path+"/status", "", nil); s.status != http.StatusNotFound || s.json(t)["code"] != "not_found" {
 				t.Fatalf("status route %d %s", s.status, s.body)
 			}
 		})
 	}
 	t.Run("the 404 page of a malformed and of an unknown token is the same page", func(t *testing.T) {
-		a := e.do("GET", "/pay/"+token[:10], "", nil).body
-		b := e.do("GET", "/pay/"+strings.Repeat("A", len(token)), "", nil).body
-		if string(a) != string(b) {
+		t.Parallel()
+		malformed := a.do("GET", "/pay/"+token[:10], "", nil).body
+		unknown := a.do("GET", "/pay/"+strings.Repeat("A", len(token)), "", nil).body
+		if string(malformed) != string(unknown) {
 			t.Fatal("the two 404 pages differ")
 		}
 	})
 }
 
 func TestPaymentPageRateLimitPerAddress(t *testing.T) {
-	e := newEnv(t, map[string]string{"PIXGATE_PAY_RATE_LIMIT_RPS": "0.01", "PIXGATE_PAY_RATE_LIMIT_BURST": "3"})
-	_, tok := e.account()
-	_, page := e.payCharge(tok, 600)
+	t.Parallel()
+	a := newAPI(t, apiSettings{PayRPS: 0.01, PayBurst: 3})
+	_, tok := a.account()
+	_, page := a.wdPayCharge(t, tok, 600)
 	for i := range 3 {
-		if r := e.do("GET", page, "", nil); r.status != http.StatusOK {
+		if r := a.do("GET", page, "", nil); r.status != http.StatusOK {
 			t.Fatalf("request %d: %d", i+1, r.status)
 		}
 	}
-	r := e.do("GET", page, "", nil)
+	r := a.do("GET", page, "", nil)
 	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || !strings.Contains(string(r.body), "Muitas tentativas") {
 		t.Fatalf("over the limit: %d Retry-After %q", r.status, r.header.Get("Retry-After"))
 	}
-	if s := e.do("GET", page+"/status", "", nil); s.status != http.StatusTooManyRequests || s.json(t)["code"] != "rate_limited" {
+	if s := a.do("GET", page+"/status", "", nil); s.status != http.StatusTooManyRequests || s.json(t)["code"] != "rate_limited" {
 		t.Fatalf("status route over the limit: %d %s", s.status, s.body)
 	}
-	if a := e.do("GET", "/transaction", tok, nil); a.status != http.StatusOK {
+	if a := a.do("GET", "/transaction", tok, nil); a.status != http.StatusOK {
 		t.Fatalf("the API is limited with the page: %d", a.status)
 	}
 }
 
-// sseStream reads the data lines and named events of a live channel.
-type sseStream struct {
+// wdStream reads the data lines and named events of a live channel.
+type wdStream struct {
 	res    *http.Response
 	events chan string // "data:<json>" or "event:<name>"
 	cancel context.CancelFunc
 }
 
-func (e *env) openStream(path string) (*sseStream, int) {
-	e.t.Helper()
+// wdOpenStream opens the live channel at path; a nil stream and the status when it is refused.
+func (a *api) wdOpenStream(t *testing.T, path string) (*wdStream, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+path, nil)
-	res, err := e.srv.Client().Do(req)
+	req, err := http.NewRequestWithContext(ctx, "GET", a.srv.URL+path, nil)
 	if err != nil {
 		cancel()
-		e.t.Fatal(err)
+		t.Fatal(err)
+	}
+	res, err := a.srv.Client().Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
 	}
 	if res.StatusCode != http.StatusOK {
 		res.Body.Close()
 		cancel()
 		return nil, res.StatusCode
 	}
-	s := &sseStream{res: res, events: make(chan string, 16), cancel: cancel}
-	e.t.Cleanup(func() { cancel(); res.Body.Close() })
+	s := &wdStream{res: res, events: make(chan string, 16), cancel: cancel}
+	t.Cleanup(func() { cancel(); res.Body.Close() })
 	go func() {
 		defer close(s.events)
 		sc := bufio.NewScanner(res.Body)
@@ -254,8 +276,9 @@ func (e *env) openStream(path string) (*sseStream, int) {
 	return s, res.StatusCode
 }
 
-// next waits at most d for the next data or event; "" when the stream closed or d passed.
-func (s *sseStream) next(d time.Duration) string {
+// next waits at most d for the next data or event: "" when the stream closed, "timeout" when
+// d passed.
+func (s *wdStream) next(d time.Duration) string {
 	select {
 	case v, ok := <-s.events:
 		if !ok {
@@ -267,15 +290,33 @@ func (s *sseStream) next(d time.Duration) string {
 	}
 }
 
+// wdWaitStreams waits (5 s at most) until n live channels are open.
+func (a *api) wdWaitStreams(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for a.payPage.OpenStreams() != n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := a.payPage.OpenStreams(); got != n {
+		t.Fatalf("%d channels open, want %d", got, n)
+	}
+}
+
+// Each subtest has an API of its own: the caps count every channel from this address.
 func TestPaymentPageLiveChannel(t *testing.T) {
-	clock := &fakeClock{}
-	e := newEnv(t, map[string]string{"PIXGATE_PAY_STREAMS_PER_CHARGE": "2", "PIXGATE_PAY_STREAMS_PER_ADDRESS": "3"},
-		func(a *app) { a.clock = clock })
-	_, tok := e.account()
+	t.Parallel()
+	newLive := func(t *testing.T) (*api, *fakeClock, string) {
+		clock := newFakeClock(time.Now().UTC())
+		a := newAPI(t, apiSettings{PayStreamsPerCharge: 2, PayStreamsPerAddress: 3, Clock: clock})
+		_, tok := a.account()
+		return a, clock, tok
+	}
 
 	t.Run("a payment reaches an open channel within 2 s", func(t *testing.T) {
-		id, page := e.payCharge(tok, 600)
-		s, status := e.openStream(page + "/events")
+		t.Parallel()
+		a, _, tok := newLive(t)
+		id, page := a.wdPayCharge(t, tok, 600)
+		s, status := a.wdOpenStream(t, page+"/events")
 		if status != http.StatusOK || s.res.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("status %d", status)
 		}
@@ -283,68 +324,60 @@ func TestPaymentPageLiveChannel(t *testing.T) {
 			t.Fatalf("first message %q", first)
 		}
 		paidAt := time.Now()
-		if r := e.do("POST", "/sandbox/transaction/"+id+"/pay", tok, nil); r.status != http.StatusOK {
+		if r := a.do("POST", "/sandbox/transaction/"+id+"/pay", tok, nil); r.status != http.StatusOK {
 			t.Fatal(r.status)
 		}
 		if got := s.next(3 * time.Second); !strings.Contains(got, `"status":"PAID"`) || time.Since(paidAt) > 2*time.Second {
 			t.Fatalf("after the payment %q, %s later", got, time.Since(paidAt))
 		}
 		s.cancel()
-		e.waitStreams(t, 0)
+		a.wdWaitStreams(t, 0)
 	})
 
 	t.Run("channels are limited per charge and per address, and a closed one frees its place", func(t *testing.T) {
-		_, page := e.payCharge(tok, 600)
-		a, _ := e.openStream(page + "/events")
-		b, _ := e.openStream(page + "/events")
-		a.next(5 * time.Second)
-		b.next(5 * time.Second)
-		if _, status := e.openStream(page + "/events"); status != http.StatusTooManyRequests {
+		t.Parallel()
+		a, _, tok := newLive(t)
+		_, page := a.wdPayCharge(t, tok, 600)
+		x, _ := a.wdOpenStream(t, page+"/events")
+		y, _ := a.wdOpenStream(t, page+"/events")
+		x.next(5 * time.Second)
+		y.next(5 * time.Second)
+		if _, status := a.wdOpenStream(t, page+"/events"); status != http.StatusTooManyRequests {
 			t.Fatalf("a third channel to one charge: %d", status)
 		}
-		_, other := e.payCharge(tok, 600)
-		c, _ := e.openStream(other + "/events")
-		c.next(5 * time.Second)
-		if _, status := e.openStream(other + "/events"); status != http.StatusTooManyRequests {
+		_, other := a.wdPayCharge(t, tok, 600)
+		z, _ := a.wdOpenStream(t, other+"/events")
+		z.next(5 * time.Second)
+		if _, status := a.wdOpenStream(t, other+"/events"); status != http.StatusTooManyRequests {
 			t.Fatalf("a fourth channel from one address: %d", status)
 		}
-		for _, s := range []*sseStream{a, b, c} {
+		for _, s := range []*wdStream{x, y, z} {
 			s.cancel()
 		}
-		e.waitStreams(t, 0)
+		a.wdWaitStreams(t, 0)
 	})
 
 	t.Run("an expired charge ends its channel, and its page says Expirado", func(t *testing.T) {
-		_, page := e.payCharge(tok, 60)
-		s, _ := e.openStream(page + "/events")
+		t.Parallel()
+		a, clock, tok := newLive(t)
+		_, page := a.wdPayCharge(t, tok, 60)
+		s, _ := a.wdOpenStream(t, page+"/events")
 		s.next(5 * time.Second)
-		clock.Advance(61 * time.Second)
-		if html := string(e.do("GET", page, "", nil).body); !strings.Contains(html, ">Expirado<") {
+		clock.advance(61 * time.Second)
+		if html := string(a.do("GET", page, "", nil).body); !strings.Contains(html, ">Expirado<") {
 			t.Fatal("the page of an expired charge does not say Expirado before the sweeper ran")
 		}
-		e.secJob("expiring transactions")
+		a.expire()
 		var got []string
 		for v := s.next(5 * time.Second); v != "" && v != "timeout"; v = s.next(5 * time.Second) {
 			got = append(got, v)
 		}
-		if !slices.Contains(got, `data:{"status":"FAILED","expirationDate":`+mustJSON(t, e.do("GET", page+"/status", "", nil).json(t)["expirationDate"])+`}`) ||
-			!slices.Equal(got[len(got)-2:], []string{"event:end", "data:{}"}) {
+		if !slices.Contains(got, `data:{"status":"FAILED","expirationDate":`+wdJSON(t, a.do("GET", page+"/status", "", nil).json(t)["expirationDate"])+`}`) ||
+			len(got) < 2 || !slices.Equal(got[len(got)-2:], []string{"event:end", "data:{}"}) {
 			t.Fatalf("the channel sent %q; want FAILED, then end, then close", got)
 		}
-		if html := string(e.do("GET", page, "", nil).body); !strings.Contains(html, ">Expirado<") {
+		if html := string(a.do("GET", page, "", nil).body); !strings.Contains(html, ">Expirado<") {
 			t.Fatal("the failed page does not say Expirado")
 		}
 	})
-}
-
-// waitStreams waits (5 s at most) until n live channels are open.
-func (e *env) waitStreams(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for e.app.payPage.OpenStreams() != n && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if got := e.app.payPage.OpenStreams(); got != n {
-		t.Fatalf("%d channels open, want %d", got, n)
-	}
 }

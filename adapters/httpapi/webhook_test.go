@@ -1,0 +1,170 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/pixgate/pixgate/adapters/webhook"
+)
+
+// wdReceiver is a merchant's HTTPS webhook endpoint, reached by the name example.com (which the
+// sender resolves to loopback) and trusted through the sender's CA file, as a deployment would
+// configure a private CA (PIXGATE_WEBHOOK_CA_FILE).
+type wdReceiver struct {
+	srv    *httptest.Server
+	caFile string
+	mu     sync.Mutex
+	got    []wdDelivery
+}
+
+type wdDelivery struct {
+	header http.Header
+	body   []byte
+}
+
+func newWDReceiver(t *testing.T) *wdReceiver {
+	t.Helper()
+	rc := &wdReceiver{}
+	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.got = append(rc.got, wdDelivery{header: r.Header.Clone(), body: body})
+		rc.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.srv.Close)
+	rc.caFile = filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw})
+	must(t, os.WriteFile(rc.caFile, pemBytes, 0o600))
+	return rc
+}
+
+func (rc *wdReceiver) url(path string) string {
+	return "https://example.com:" + rc.srv.URL[len("https://127.0.0.1:"):] + path
+}
+
+func (rc *wdReceiver) deliveries() []wdDelivery {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]wdDelivery(nil), rc.got...)
+}
+
+// newWDWebhookAPI is an API whose webhooks reach rc: private addresses allowed
+// (PIXGATE_WEBHOOK_ALLOW_PRIVATE), rc's CA trusted (PIXGATE_WEBHOOK_CA_FILE), every name
+// resolved to loopback.
+func newWDWebhookAPI(t *testing.T, rc *wdReceiver) *api {
+	t.Helper()
+	return newAPI(t, apiSettings{Webhook: webhook.Options{AllowPrivate: true, CAFile: rc.caFile, Resolver: wdLoopback{}}})
+}
+
+// wdLoopback answers every name with 127.0.0.1: no test request leaves the machine.
+type wdLoopback struct{}
+
+func (wdLoopback) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
+
+func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T) {
+	t.Parallel()
+	rc := newWDReceiver(t)
+	a := newWDWebhookAPI(t, rc)
+	accountID, tok := a.account()
+	body := fullTransaction()
+	body["webhookUrl"] = rc.url("/hooks/pix?shop=1")
+	created := a.do("POST", "/transaction", tok, body)
+	if created.status != http.StatusCreated {
+		t.Fatalf("%d %s", created.status, created.body)
+	}
+	id := created.json(t)["id"].(string)
+	afterCreation := a.do("GET", "/transaction/"+id, tok, nil)
+
+	if n := a.deliver(); n != 1 {
+		t.Fatalf("DeliverDue = %d; want 1 delivery", n)
+	}
+	got := rc.deliveries()
+	if len(got) != 1 {
+		t.Fatalf("%d deliveries, want 1", len(got))
+	}
+	d := got[0]
+
+	account, err := a.accounts.GetAccount(context.Background(), accountID)
+	must(t, err)
+	wh, err := standardwebhooks.NewWebhook(account.Webhook().Current)
+	must(t, err)
+	if err := wh.Verify(d.body, d.header); err != nil {
+		t.Fatalf("the official Standard Webhooks library rejects the signature: %v", err)
+	}
+	if ct := d.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	var event struct {
+		ID        string          `json:"id"`
+		Type      string          `json:"type"`
+		CreatedAt string          `json:"createdAt"`
+		Data      json.RawMessage `json:"data"`
+	}
+	must(t, json.Unmarshal(d.body, &event))
+	if event.Type != "transaction.pix_qrcode_generated" || event.ID != d.header.Get("webhook-id") || event.CreatedAt == "" {
+		t.Fatalf("event = %+v, webhook-id %q", event, d.header.Get("webhook-id"))
+	}
+	var data, get map[string]any
+	_ = json.Unmarshal(event.Data, &data)
+	_ = json.Unmarshal(afterCreation.body, &get)
+	if x, y := wdJSON(t, data), wdJSON(t, get); x != y {
+		t.Fatalf("data differs from GET:\n%s\n%s", x, y)
+	}
+	if u, _ := data["paymentUrl"].(string); !strings.HasPrefix(u, a.srv.URL+"/pay/") {
+		t.Fatalf("data.paymentUrl = %q, want the charge's payment page on this server", u)
+	}
+
+	t.Run("the events route shows the delivery and its attempt", func(t *testing.T) {
+		t.Parallel()
+		r := a.do("GET", "/transaction/"+id+"/events", tok, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		list := r.json(t)["data"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("%d events", len(list))
+		}
+		ev := list[0].(map[string]any)
+		attempts := ev["attempts"].([]any)
+		if ev["id"] != event.ID || ev["status"] != "delivered" || len(attempts) != 1 || attempts[0].(map[string]any)["statusCode"] != float64(204) {
+			t.Fatalf("event = %v", ev)
+		}
+	})
+	t.Run("another account sees 404 for the events", func(t *testing.T) {
+		t.Parallel()
+		_, other := a.account()
+		wdProblem(t, a.do("GET", "/transaction/"+id+"/events", other, nil), http.StatusNotFound, "not_found")
+	})
+	t.Run("nothing is delivered twice", func(t *testing.T) {
+		t.Parallel()
+		if n, _ := a.dispatcher.DeliverDue(context.Background()); n != 0 || len(rc.deliveries()) != 1 {
+			t.Fatalf("a second pass delivered %d", n)
+		}
+	})
+}
+
+func TestNoWebhookWithoutAURL(t *testing.T) {
+	t.Parallel()
+	rc := newWDReceiver(t)
+	a := newWDWebhookAPI(t, rc)
+	_, tok := a.account()
+	a.do("POST", "/transaction", tok, minimalTransaction())
+	if n, _ := a.dispatcher.DeliverDue(context.Background()); n != 0 {
+		t.Fatalf("delivered %d events for a transaction without webhookUrl", n)
+	}
+}
