@@ -66,6 +66,8 @@ type apiSettings struct {
 	AcquirerSecret string
 	// WithdrawalFee in cents (default 0).
 	WithdrawalFee int64
+	// Fee on a paid transaction (default 0.99%, no fixed part: PIXGATE_FEE_BASIS_POINTS 99).
+	Fee *domain.FeePolicy
 	// Clock is the API's clock (default the wall clock, in UTC).
 	Clock ports.Clock
 	// Accounts is the account store (default a new memory one); two APIs may share one.
@@ -142,6 +144,9 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	must(t, err)
 	renderer := a.metrics.QRRenderer(qr.New(qr.Options{Timeout: 10 * time.Second}))
 	fee := domain.FeePolicy{BasisPoints: 99}
+	if set.Fee != nil {
+		fee = *set.Fee
+	}
 	receiver, err := sandbox.ReceivingAccount("pix@pixgate.example", "PIXGATE SANDBOX")
 	must(t, err)
 
