@@ -70,8 +70,8 @@ type apiSettings struct {
 	AcquirerSecret string
 	// WithdrawalFee in cents (default 0).
 	WithdrawalFee int64
-	// Fee on each paid transaction (zero: the default, 0.99% and no fixed part).
-	Fee domain.FeePolicy
+	// Fee on a paid transaction (default 0.99%, no fixed part: PIXGATE_FEE_BASIS_POINTS 99).
+	Fee *domain.FeePolicy
 	// Clock is the API's clock (default the wall clock, in UTC).
 	Clock ports.Clock
 	// Accounts is the account store (default a new memory one); two APIs may share one.
@@ -148,7 +148,10 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	emitter, err := pix.NewEmitter(pix.EmitterConfig{PixKey: "pix@pixgate.example", MerchantName: "PIXGATE SANDBOX", MerchantCity: "SAO PAULO"})
 	must(t, err)
 	renderer := a.metrics.QRRenderer(qr.New(qr.Options{Timeout: 10 * time.Second}))
-	fee := set.Fee
+	fee := domain.FeePolicy{BasisPoints: 99}
+	if set.Fee != nil {
+		fee = *set.Fee
+	}
 	receiver, err := sandbox.ReceivingAccount("pix@pixgate.example", "PIXGATE SANDBOX")
 	must(t, err)
 
@@ -264,9 +267,6 @@ func (s *apiSettings) defaults() {
 	}
 	if s.PayStreamsPerAddress == 0 {
 		s.PayStreamsPerAddress = 20
-	}
-	if s.Fee == (domain.FeePolicy{}) {
-		s.Fee = domain.FeePolicy{BasisPoints: 99}
 	}
 	if s.TokenTTL == 0 {
 		s.TokenTTL = time.Hour

@@ -25,7 +25,7 @@ const (
 // those settings.
 func newWDAPI(t *testing.T, s apiSettings) *api {
 	t.Helper()
-	s.Fee = domain.FeePolicy{FixedCents: wdTxFee}
+	s.Fee = &domain.FeePolicy{FixedCents: wdTxFee}
 	s.WithdrawalFee, s.SettleNow = wdFee, true
 	return newAPI(t, s)
 }

@@ -1,4 +1,4 @@
-package main
+package httpapi_test
 
 import (
 	"bufio"
@@ -18,8 +18,8 @@ import (
 )
 
 // GET /balance/entries over HTTP: the ledger's statement, its paging, filters and CSV export.
-// The money is wdVars' (a payment's fee is 100 cents, a withdrawal's 150). Helpers here start
-// with "st".
+// The money is rfSettings' (a payment's fee is 100 cents, a withdrawal's 150). Helpers here
+// start with "st".
 
 // stEntry is one statement line as the JSON answer shows it.
 type stEntry struct {
@@ -42,11 +42,11 @@ func (s stEntry) String() string {
 
 // stPage gets one page of the statement (query without the leading '?') and decodes it
 // strictly: any field the document does not list fails the test.
-func (e *env) stPage(tok, query string) ([]stEntry, *string) {
-	e.t.Helper()
-	r := e.do("GET", "/balance/entries?"+query, tok, nil)
+func (a *api) stPage(t *testing.T, tok, query string) ([]stEntry, *string) {
+	t.Helper()
+	r := a.do("GET", "/balance/entries?"+query, tok, nil)
 	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
-		e.t.Fatalf("GET /balance/entries?%s: %d %s %s", query, r.status, r.header.Get("Content-Type"), r.body)
+		t.Fatalf("GET /balance/entries?%s: %d %s %s", query, r.status, r.header.Get("Content-Type"), r.body)
 	}
 	var page struct {
 		Data       []stEntry `json:"data"`
@@ -55,27 +55,27 @@ func (e *env) stPage(tok, query string) ([]stEntry, *string) {
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&page); err != nil || page.Data == nil || !bytes.Contains(r.body, []byte(`"nextCursor":`)) {
-		e.t.Fatalf("statement %s: %v", r.body, err)
+		t.Fatalf("statement %s: %v", r.body, err)
 	}
 	return page.Data, page.NextCursor
 }
 
 // stAll follows the cursors of query from its first page to its last.
-func (e *env) stAll(tok, query string, limit int) []stEntry {
-	e.t.Helper()
+func (a *api) stAll(t *testing.T, tok, query string, limit int) []stEntry {
+	t.Helper()
 	var out []stEntry
 	q := query + "&limit=" + strconv.Itoa(limit)
 	for pages := 0; ; pages++ {
-		page, next := e.stPage(tok, q)
+		page, next := a.stPage(t, tok, q)
 		if len(page) > limit {
-			e.t.Fatalf("a page of %d entries, limit %d", len(page), limit)
+			t.Fatalf("a page of %d entries, limit %d", len(page), limit)
 		}
 		out = append(out, page...)
 		if next == nil {
 			return out
 		}
 		if pages > 10_000 {
-			e.t.Fatal("the cursors never end")
+			t.Fatal("the cursors never end")
 		}
 		q = query + "&limit=" + strconv.Itoa(limit) + "&cursor=" + url.QueryEscape(*next)
 	}
@@ -90,29 +90,30 @@ func stDescribe(entries []stEntry) []string {
 }
 
 func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
-	e := wdEnv(t, nil)
-	_, tok := e.account()
-	if page, next := e.stPage(tok, ""); len(page) != 0 || next != nil {
+	t.Parallel()
+	a := newAPI(t, rfSettings())
+	_, tok := a.account()
+	if page, next := a.stPage(t, tok, ""); len(page) != 0 || next != nil {
 		t.Fatalf("a new account's statement: %v %v", page, next)
 	}
 
-	a := e.rfPaid(tok, 10_000)
-	e.rfAccepted(tok, a, map[string]any{"amount": 2_500})
-	e.lcSettle()
-	e.rfAccepted(tok, a, map[string]any{"amount": 1_000})
-	e.sandbox(tok, a, "refund/fail")
-	b := e.rfPaid(tok, 5_000)
-	e.sandbox(tok, b, "med/open")
-	e.sandbox(tok, b, "med/reject")
-	e.sandbox(tok, b, "med/open")
-	e.sandbox(tok, b, "med/accept")
-	e.lcSettle()
-	w := e.mustWithdraw(tok, 1_000)["id"].(string)
-	if r := e.do("POST", "/sandbox/withdrawal/"+w+"/fail", tok, nil); r.status != http.StatusOK {
+	sale := a.rfPaid(tok, 10_000)
+	a.rfAccepted(tok, sale, map[string]any{"amount": 2_500})
+	a.settle()
+	a.rfAccepted(tok, sale, map[string]any{"amount": 1_000})
+	a.rfSandbox(tok, sale, "refund/fail")
+	b := a.rfPaid(tok, 5_000)
+	a.rfSandbox(tok, b, "med/open")
+	a.rfSandbox(tok, b, "med/reject")
+	a.rfSandbox(tok, b, "med/open")
+	a.rfSandbox(tok, b, "med/accept")
+	a.settle()
+	w := a.rfMustWithdraw(tok, 1_000)["id"].(string)
+	if r := a.do("POST", "/sandbox/withdrawal/"+w+"/fail", tok, nil); r.status != http.StatusOK {
 		t.Fatalf("fail: %d %s", r.status, r.body)
 	}
 
-	got := e.stAll(tok, "", 100)
+	got := a.stAll(t, tok, "", 100)
 	want := []string{
 		"withdrawal_reversal withdrawal +1150/+0 -> 7300/0",
 		"withdrawal withdrawal -1150/+0 -> 6150/0",
@@ -132,7 +133,7 @@ func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
 	if !slices.Equal(stDescribe(got), want) {
 		t.Fatalf("statement, newest first:\n  %s\nwant\n  %s", strings.Join(stDescribe(got), "\n  "), strings.Join(want, "\n  "))
 	}
-	e.wantBalance("the balance is the newest entry's balanceAfter", tok, 7_300, 0, 0)
+	a.rfWantBalance("the balance is the newest entry's balanceAfter", tok, 7_300, 0, 0)
 
 	seen := map[string]bool{}
 	var last time.Time
@@ -149,7 +150,7 @@ func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
 			t.Errorf("entry %d is newer than the one before it: not newest first", i)
 		}
 		last = at
-		wantID := a
+		wantID := sale
 		switch {
 		case en.ResourceType == "withdrawal":
 			wantID = w
@@ -163,26 +164,27 @@ func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
 }
 
 func TestStatementPagesStayExactWhileNewEntriesArrive(t *testing.T) {
-	e := wdEnv(t, nil)
-	_, tok := e.account()
+	t.Parallel()
+	a := newAPI(t, rfSettings())
+	_, tok := a.account()
 	for range 6 {
-		e.rfPaid(tok, 1_000)
+		a.rfPaid(tok, 1_000)
 	}
-	everything := e.stAll(tok, "", 100)
+	everything := a.stAll(t, tok, "", 100)
 	if len(everything) != 12 {
 		t.Fatalf("%d entries, want 12", len(everything))
 	}
 
 	var walked []stEntry
 	added := 0
-	page, next := e.stPage(tok, "limit=5")
+	page, next := a.stPage(t, tok, "limit=5")
 	walked = append(walked, page...)
 	for pages := 1; next != nil; pages++ {
 		// New entries between every two page requests: they are newer than every page handed
 		// out, so they change none of the pages still to come.
-		e.rfPaid(tok, 1_000)
+		a.rfPaid(tok, 1_000)
 		added += 2
-		page, next = e.stPage(tok, "limit=5&cursor="+url.QueryEscape(*next))
+		page, next = a.stPage(t, tok, "limit=5&cursor="+url.QueryEscape(*next))
 		walked = append(walked, page...)
 		if pages > 10 {
 			t.Fatal("the cursors never end")
@@ -198,29 +200,35 @@ func TestStatementPagesStayExactWhileNewEntriesArrive(t *testing.T) {
 	}
 
 	t.Run("a fresh first page starts at the newest entries", func(t *testing.T) {
-		fresh := e.stAll(tok, "", 7)
+		t.Parallel()
+		fresh := a.stAll(t, tok, "", 7)
 		if len(fresh) != 12+added || added == 0 || fresh[len(fresh)-1].ID != everything[len(everything)-1].ID {
 			t.Fatalf("%d entries", len(fresh))
 		}
 	})
 	t.Run("the last page has a null nextCursor, and so has a page that ends exactly at the last entry", func(t *testing.T) {
-		all := e.stAll(tok, "", 100)
-		if _, next := e.stPage(tok, "limit="+strconv.Itoa(len(all))); next != nil {
+		t.Parallel()
+		all := a.stAll(t, tok, "", 100)
+		if _, next := a.stPage(t, tok, "limit="+strconv.Itoa(len(all))); next != nil {
 			t.Fatalf("nextCursor %q after a page holding every entry", *next)
 		}
 	})
 }
 
 func TestStatementFilters(t *testing.T) {
-	e := wdEnv(t, nil)
-	_, tok := e.account()
-	a := e.rfPaid(tok, 10_000)
-	e.rfAccepted(tok, a, map[string]any{"amount": 300})
-	e.lcSettle()
-	time.Sleep(5 * time.Millisecond) // later entries get a later millisecond
-	e.rfPaid(tok, 20_000)
-	e.mustWithdraw(tok, 1_000)
-	all := e.stAll(tok, "", 100)
+	t.Parallel()
+	s := rfSettings()
+	clock := newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))
+	s.Clock = clock
+	a := newAPI(t, s)
+	_, tok := a.account()
+	sale := a.rfPaid(tok, 10_000)
+	a.rfAccepted(tok, sale, map[string]any{"amount": 300})
+	a.settle()
+	clock.advance(5 * time.Millisecond) // later entries get a later millisecond
+	a.rfPaid(tok, 20_000)
+	a.rfMustWithdraw(tok, 1_000)
+	all := a.stAll(t, tok, "", 100)
 
 	ofTypes := func(types ...string) []string {
 		var out []string
@@ -249,7 +257,8 @@ func TestStatementFilters(t *testing.T) {
 		{"type=opening_balance", nil},
 	} {
 		t.Run(c.query, func(t *testing.T) {
-			got := e.stAll(tok, c.query, 2)
+			t.Parallel()
+			got := a.stAll(t, tok, c.query, 2)
 			if want := ofTypes(c.types...); !slices.Equal(ids(got), want) {
 				t.Fatalf("%v, want %v", stDescribe(got), want)
 			}
@@ -257,6 +266,7 @@ func TestStatementFilters(t *testing.T) {
 	}
 
 	t.Run("startDate and endDate bound createdAt, inclusive", func(t *testing.T) {
+		t.Parallel()
 		// The first entry of the second sale: every entry from it on (newest first: before it).
 		from := all[2].CreatedAt
 		var want []string
@@ -265,7 +275,7 @@ func TestStatementFilters(t *testing.T) {
 				want = append(want, en.ID)
 			}
 		}
-		if got := e.stAll(tok, "startDate="+url.QueryEscape(from), 2); !slices.Equal(ids(got), want) {
+		if got := a.stAll(t, tok, "startDate="+url.QueryEscape(from), 2); !slices.Equal(ids(got), want) {
 			t.Fatalf("from %s: %v, want %v", from, ids(got), want)
 		}
 		until := all[len(all)-1].CreatedAt
@@ -275,31 +285,32 @@ func TestStatementFilters(t *testing.T) {
 				first = append(first, en.ID)
 			}
 		}
-		if got := e.stAll(tok, "endDate="+url.QueryEscape(until), 2); !slices.Equal(ids(got), first) {
+		if got := a.stAll(t, tok, "endDate="+url.QueryEscape(until), 2); !slices.Equal(ids(got), first) {
 			t.Fatalf("until %s: %v, want %v", until, ids(got), first)
 		}
 		brt, _ := time.Parse(time.RFC3339Nano, until)
 		offset := brt.In(time.FixedZone("BRT", -3*3600)).Format(time.RFC3339Nano)
-		if got := e.stAll(tok, "endDate="+url.QueryEscape(offset)+"&startDate="+url.QueryEscape(offset), 2); !slices.Equal(ids(got), first) {
+		if got := a.stAll(t, tok, "endDate="+url.QueryEscape(offset)+"&startDate="+url.QueryEscape(offset), 2); !slices.Equal(ids(got), first) {
 			t.Fatalf("the same instant in another offset: %v, want %v", ids(got), first)
 		}
-		if got := e.stAll(tok, "startDate=2099-01-01T00:00:00Z", 2); len(got) != 0 {
+		if got := a.stAll(t, tok, "startDate=2099-01-01T00:00:00Z", 2); len(got) != 0 {
 			t.Fatalf("the future: %v", got)
 		}
 	})
 }
 
 func TestStatement422(t *testing.T) {
-	e := wdEnv(t, nil)
-	_, tok := e.account()
-	_, other := e.account()
+	t.Parallel()
+	a := newAPI(t, rfSettings())
+	_, tok := a.account()
+	_, other := a.account()
 	for range 3 {
-		e.rfPaid(tok, 1_000)
-		e.rfPaid(other, 1_000)
+		a.rfPaid(tok, 1_000)
+		a.rfPaid(other, 1_000)
 	}
-	_, feeCursor := e.stPage(tok, "type=fee&limit=1")
-	_, plainCursor := e.stPage(tok, "limit=1")
-	_, theirCursor := e.stPage(other, "limit=1")
+	_, feeCursor := a.stPage(t, tok, "type=fee&limit=1")
+	_, plainCursor := a.stPage(t, tok, "limit=1")
+	_, theirCursor := a.stPage(t, other, "limit=1")
 	if feeCursor == nil || plainCursor == nil || theirCursor == nil {
 		t.Fatal("no cursor on a first page of one entry out of several")
 	}
@@ -333,56 +344,60 @@ func TestStatement422(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 naming the parameter", func(t *testing.T) {
-			fields := problemOf(t, e.do("GET", "/balance/entries?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+			t.Parallel()
+			fields := txProblem(t, a.do("GET", "/balance/entries?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, c.want) {
 				t.Fatalf("errors %v, want %v", fields, c.want)
 			}
 		})
 	}
 	t.Run("and so does the CSV export: a problem, not a CSV", func(t *testing.T) {
-		problemOf(t, e.do("GET", "/balance/entries?limit=0", tok, nil, "Accept", "text/csv"), http.StatusUnprocessableEntity, "validation_failed")
+		t.Parallel()
+		txProblem(t, a.do("GET", "/balance/entries?limit=0", tok, nil, "Accept", "text/csv"), http.StatusUnprocessableEntity, "validation_failed")
 	})
 	t.Run("a cursor continues its own query", func(t *testing.T) {
-		page, _ := e.stPage(tok, "type=fee&limit=1&cursor="+url.QueryEscape(*feeCursor))
+		t.Parallel()
+		page, _ := a.stPage(t, tok, "type=fee&limit=1&cursor="+url.QueryEscape(*feeCursor))
 		if len(page) != 1 || page[0].Type != "fee" {
 			t.Fatalf("%v", page)
 		}
 		// The limit is not part of the query a cursor belongs to.
-		if page, _ := e.stPage(tok, "limit=50&cursor="+url.QueryEscape(*plainCursor)); len(page) != 5 {
+		if page, _ := a.stPage(t, tok, "limit=50&cursor="+url.QueryEscape(*plainCursor)); len(page) != 5 {
 			t.Fatalf("%d entries after the first", len(page))
 		}
 	})
 }
 
 // stCSV gets the statement as CSV and parses it.
-func (e *env) stCSV(tok, query string) (response, [][]string) {
-	e.t.Helper()
-	r := e.do("GET", "/balance/entries?"+query, tok, nil, "Accept", "text/csv")
+func (a *api) stCSV(t *testing.T, tok, query string) (response, [][]string) {
+	t.Helper()
+	r := a.do("GET", "/balance/entries?"+query, tok, nil, "Accept", "text/csv")
 	if r.status != http.StatusOK {
-		e.t.Fatalf("CSV: %d %s", r.status, r.body)
+		t.Fatalf("CSV: %d %s", r.status, r.body)
 	}
 	rows, err := csv.NewReader(bufio.NewReader(bytes.NewReader(r.body))).ReadAll()
 	if err != nil {
-		e.t.Fatalf("the CSV does not parse: %v\n%s", err, r.body)
+		t.Fatalf("the CSV does not parse: %v\n%s", err, r.body)
 	}
 	return r, rows
 }
 
 func TestStatementAsCSVHasEveryEntryOfEveryPage(t *testing.T) {
-	e := wdEnv(t, nil)
-	_, tok := e.account()
-	a := e.rfPaid(tok, 10_000)
-	e.rfAccepted(tok, a, map[string]any{"amount": 400})
+	t.Parallel()
+	a := newAPI(t, rfSettings())
+	_, tok := a.account()
+	sale := a.rfPaid(tok, 10_000)
+	a.rfAccepted(tok, sale, map[string]any{"amount": 400})
 	// More entries than one internal page of 100: the export reads several.
 	for range 55 {
-		e.rfPaid(tok, 1_000)
+		a.rfPaid(tok, 1_000)
 	}
-	all := e.stAll(tok, "", 100)
+	all := a.stAll(t, tok, "", 100)
 	if len(all) != 113 {
 		t.Fatalf("%d entries, want 113", len(all))
 	}
 
-	r, rows := e.stCSV(tok, "limit=1")
+	r, rows := a.stCSV(t, tok, "limit=1")
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
 		t.Fatalf("Content-Type %q", ct)
 	}
@@ -409,7 +424,8 @@ func TestStatementAsCSVHasEveryEntryOfEveryPage(t *testing.T) {
 	}
 
 	t.Run("filters apply to the export", func(t *testing.T) {
-		_, rows := e.stCSV(tok, "type=refund_hold&type=fee")
+		t.Parallel()
+		_, rows := a.stCSV(t, tok, "type=refund_hold&type=fee")
 		if len(rows) != 1+1+56 {
 			t.Fatalf("%d rows", len(rows)-1)
 		}
@@ -420,14 +436,16 @@ func TestStatementAsCSVHasEveryEntryOfEveryPage(t *testing.T) {
 		}
 	})
 	t.Run("an account without entries exports the header alone", func(t *testing.T) {
-		_, empty := e.account()
-		if _, rows := e.stCSV(empty, ""); len(rows) != 1 {
+		t.Parallel()
+		_, empty := a.account()
+		if _, rows := a.stCSV(t, empty, ""); len(rows) != 1 {
 			t.Fatalf("%v", rows)
 		}
 	})
 	t.Run("without Accept: text/csv the answer is JSON", func(t *testing.T) {
+		t.Parallel()
 		for _, accept := range []string{"", "*/*", "application/json", "application/json, text/csv", "text/csv;q=0"} {
-			r := e.do("GET", "/balance/entries", tok, nil, "Accept", accept)
+			r := a.do("GET", "/balance/entries", tok, nil, "Accept", accept)
 			if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 				t.Errorf("Accept %q: Content-Type %q", accept, r.header.Get("Content-Type"))
 			}
@@ -436,29 +454,31 @@ func TestStatementAsCSVHasEveryEntryOfEveryPage(t *testing.T) {
 }
 
 func TestBalanceAndStatementNeedBalanceRead(t *testing.T) {
-	e := wdEnv(t, nil)
-	_, all := e.account()
-	e.rfPaid(all, 1_000)
+	t.Parallel()
+	a := newAPI(t, rfSettings())
+	_, all := a.account()
+	a.rfPaid(all, 1_000)
 	var others []domain.Scope
 	for _, s := range domain.AllScopes() {
 		if s != domain.ScopeBalanceRead {
 			others = append(others, s)
 		}
 	}
-	_, without := e.account(others...)
-	_, only := e.account(domain.ScopeBalanceRead)
+	_, without := a.account(others...)
+	_, only := a.account(domain.ScopeBalanceRead)
 	for _, path := range []string{"/balance", "/balance/entries", "/balance/entries?type=fee"} {
 		for _, accept := range []string{"application/json", "text/csv"} {
 			t.Run(path+" as "+accept, func(t *testing.T) {
-				r := e.do("GET", path, without, nil, "Accept", accept)
-				problemOf(t, r, http.StatusForbidden, "insufficient_scope")
+				t.Parallel()
+				r := a.do("GET", path, without, nil, "Accept", accept)
+				txProblem(t, r, http.StatusForbidden, "insufficient_scope")
 				if !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="balance:read"`) {
 					t.Errorf("WWW-Authenticate %q", r.header.Get("WWW-Authenticate"))
 				}
-				if r := e.do("GET", path, only, nil, "Accept", accept); r.status != http.StatusOK {
+				if r := a.do("GET", path, only, nil, "Accept", accept); r.status != http.StatusOK {
 					t.Fatalf("with balance:read: %d %s", r.status, r.body)
 				}
-				problemOf(t, e.do("GET", path, "", nil, "Accept", accept), http.StatusUnauthorized, "unauthorized")
+				txProblem(t, a.do("GET", path, "", nil, "Accept", accept), http.StatusUnauthorized, "unauthorized")
 			})
 		}
 	}

@@ -1,18 +1,22 @@
-package main
+package httpapi_test
+
+// GET /transaction over HTTP: filters, paging, order, and every parameter it refuses. Helpers
+// here start with "ls".
 
 import (
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-// listIDs lists with query and returns the ids in the answer's order, and the paging figures.
-func listIDs(t *testing.T, e *env, token, query string) ([]string, map[string]any) {
+// lsIDs lists with query and returns the ids in the answer's order, and the paging figures.
+func (a *api) lsIDs(t *testing.T, token, query string) ([]string, map[string]any) {
 	t.Helper()
-	r := e.do("GET", "/transaction?"+query, token, nil)
+	r := a.do("GET", "/transaction?"+query, token, nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("GET /transaction?%s: %d %s", query, r.status, r.body)
 	}
@@ -25,9 +29,11 @@ func listIDs(t *testing.T, e *env, token, query string) ([]string, map[string]an
 }
 
 func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
-	e := newEnv(t, nil)
-	_, tok := e.account()
-	_, otherTok := e.account()
+	t.Parallel()
+	clock := newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))
+	a := newAPI(t, apiSettings{Clock: clock})
+	_, tok := a.account()
+	_, otherTok := a.account()
 
 	// Three customers, three amounts; created in order, so the list shows them newest first.
 	var ids []string
@@ -41,18 +47,18 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 		body["amount"] = 1000 * (i + 1)
 		body["customer"] = c
 		body["externalCode"] = fmt.Sprintf("order-%05d", i)
-		r := e.do("POST", "/transaction", tok, body)
+		r := a.do("POST", "/transaction", tok, body)
 		if r.status != http.StatusCreated {
 			t.Fatalf("create: %d %s", r.status, r.body)
 		}
 		ids = append(ids, r.json(t)["id"].(string))
-		time.Sleep(2 * time.Millisecond) // distinct createdAt, at millisecond precision
+		clock.advance(2 * time.Millisecond) // distinct createdAt, at millisecond precision
 	}
 	// Another account's transaction never shows.
-	e.do("POST", "/transaction", otherTok, minimalTransaction())
+	a.do("POST", "/transaction", otherTok, minimalTransaction())
 	newestFirst := []string{ids[2], ids[1], ids[0]}
 
-	now := time.Now().UTC()
+	now := clock.Now()
 	cases := []struct {
 		name  string
 		query url.Values
@@ -81,7 +87,8 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, page := listIDs(t, e, tok, c.query.Encode())
+			t.Parallel()
+			got, page := a.lsIDs(t, tok, c.query.Encode())
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("ids = %v, want %v", got, c.want)
 			}
@@ -92,8 +99,9 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 	}
 
 	t.Run("paging splits the list and counts pages", func(t *testing.T) {
-		p1, page := listIDs(t, e, tok, "perPage=2")
-		p2, page2 := listIDs(t, e, tok, "perPage=2&page=2")
+		t.Parallel()
+		p1, page := a.lsIDs(t, tok, "perPage=2")
+		p2, page2 := a.lsIDs(t, tok, "perPage=2&page=2")
 		if !slices.Equal(append(p1, p2...), newestFirst) {
 			t.Fatalf("pages %v + %v, want %v", p1, p2, newestFirst)
 		}
@@ -102,7 +110,8 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 		}
 	})
 	t.Run("a page past the end is empty with the right totals", func(t *testing.T) {
-		got, page := listIDs(t, e, tok, "page=9")
+		t.Parallel()
+		got, page := a.lsIDs(t, tok, "page=9")
 		if len(got) != 0 || page["total"] != float64(3) || page["totalPages"] != float64(1) {
 			t.Fatalf("page = %v", page)
 		}
@@ -111,7 +120,8 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 		}
 	})
 	t.Run("the default page size is 20", func(t *testing.T) {
-		_, page := listIDs(t, e, tok, "")
+		t.Parallel()
+		_, page := a.lsIDs(t, tok, "")
 		if page["perPage"] != float64(20) {
 			t.Fatalf("perPage = %v", page["perPage"])
 		}
@@ -119,8 +129,9 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 }
 
 func TestListTransactions422(t *testing.T) {
-	e := newEnv(t, nil)
-	_, tok := e.account()
+	t.Parallel()
+	a := newAPI(t)
+	_, tok := a.account()
 	cases := []struct{ name, query, want string }{
 		{"an unknown parameter", "per_page=10", "per_page unknown_field"},
 		{"page 0", "page=0", "page out_of_range"},
@@ -139,7 +150,7 @@ func TestListTransactions422(t *testing.T) {
 		{"an invalid document", "customerDocument=123", "customerDocument invalid_document"},
 		{"an id that is not a UUID v4", "id=7b0e8a52-3c8e-1f0e-9d2a-2f3b4c5d6e7f", "id invalid_format"},
 		{"an endToEnd of 7 characters", "endToEnd=E123456", "endToEnd too_short"},
-		{"an endToEndRefund of 256 characters", "endToEndRefund=" + string(make256()), "endToEndRefund too_long"},
+		{"an endToEndRefund of 256 characters", "endToEndRefund=" + strings.Repeat("x", 256), "endToEndRefund too_long"},
 		{"an externalCode of 7 characters", "externalCode=1234567", "externalCode too_short"},
 		{"minAmount 0", "minAmount=0", "minAmount out_of_range"},
 		{"maxAmount decimal", "maxAmount=10.5", "maxAmount invalid_type"},
@@ -147,26 +158,20 @@ func TestListTransactions422(t *testing.T) {
 		{"a single-valued parameter given twice", "externalCode=abcdefgh&externalCode=abcdefgi", "externalCode duplicate_value"},
 	}
 	for _, c := range cases {
-		t.Run(c.name+" answers 422", func(t *testing.T) {
-			fields := problemOf(t, e.do("GET", "/transaction?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		t.Run(c.name+" answers 422 "+c.want, func(t *testing.T) {
+			t.Parallel()
+			fields := txProblem(t, a.do("GET", "/transaction?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, []string{c.want}) {
 				t.Fatalf("errors = %v, want [%s]", fields, c.want)
 			}
 		})
 	}
 	t.Run("several broken parameters are reported together", func(t *testing.T) {
-		fields := problemOf(t, e.do("GET", "/transaction?page=0&perPage=500&status=NOPE&foo=1", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		t.Parallel()
+		fields := txProblem(t, a.do("GET", "/transaction?page=0&perPage=500&status=NOPE&foo=1", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 		want := []string{"foo unknown_field", "page out_of_range", "perPage out_of_range", "status invalid_enum"}
 		if !slices.Equal(fields, want) {
 			t.Fatalf("errors = %v, want %v", fields, want)
 		}
 	})
-}
-
-func make256() []byte {
-	b := make([]byte, 256)
-	for i := range b {
-		b[i] = 'x'
-	}
-	return b
 }
