@@ -13,7 +13,7 @@ func TestConfigDefaultsAreValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the defaults must load: %v", err)
 	}
-	if cfg.Addr != ":8080" || cfg.Store != "memory" || cfg.TokenTTL.Seconds() != 3600 || cfg.RateLimitRPS != 50 || cfg.RateLimitBurst != 100 {
+	if cfg.Server.Addr != ":8080" || cfg.Store.Kind != "memory" || cfg.Auth.TokenTTL.Seconds() != 3600 || cfg.Limits.TransactionRPS != 50 || cfg.Limits.TransactionBurst != 100 {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }
@@ -91,8 +91,8 @@ func TestPublicURL(t *testing.T) {
 	} {
 		t.Run(c.value+" is a base URL", func(t *testing.T) {
 			cfg, err := loadConfig(func(k string) string { return map[string]string{"PIXGATE_PUBLIC_URL": c.value}[k] })
-			if err != nil || cfg.PublicURL != c.want {
-				t.Fatalf("PublicURL = %q, %v; want %q", cfg.PublicURL, err, c.want)
+			if err != nil || cfg.Server.PublicURL != c.want {
+				t.Fatalf("PublicURL = %q, %v; want %q", cfg.Server.PublicURL, err, c.want)
 			}
 		})
 	}
