@@ -170,6 +170,21 @@ func TestSettingsTableIsGenerated(t *testing.T) {
 	}
 }
 
+func TestEverySettingIsDeclaredOnceWithADoc(t *testing.T) {
+	seen := map[string]bool{}
+	for _, g := range new(Config).groups() {
+		if len(g.settings) == 0 || g.about == "" {
+			t.Errorf("group %s declares no setting or says nothing about itself", g.name)
+		}
+		for _, s := range g.settings {
+			if !strings.HasPrefix(s.name, "PIXGATE_") || seen[s.name] || s.doc == "" || s.set == nil {
+				t.Errorf("%s (group %s): want a PIXGATE_ name declared once, with a doc and a parser", s.name, g.name)
+			}
+			seen[s.name] = true
+		}
+	}
+}
+
 func TestAnIncompleteUpstreamProviderIsNamedTheSameEveryRun(t *testing.T) {
 	env := map[string]string{"PIXGATE_AUTH_UPSTREAM_TOKEN_URL": "https://idp.example/token"}
 	for range 20 {
