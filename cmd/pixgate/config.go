@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -11,25 +10,20 @@ import (
 // declarations are the one source of the values, of `pixgate help settings` and of the
 // Configuration table of docs/OPERATIONS.md.
 type Config struct {
-	Server   ServerConfig   // the API's listener, its logs and its public address (config_server.go)
-	Store    StoreConfig    // where everything is kept (config_server.go)
-	Auth     AuthConfig     // API tokens and the credentials that get them (config_auth.go)
-	Limits   LimitsConfig   // rate limits of the API and of token requests (config_auth.go)
-	Pix      PixConfig      // the PIX key, the merchant, fees, payload locations (config_pix.go)
-	QR       QRConfig       // drawing the QR images (config_pix.go)
-	Page     PageConfig     // the payment page (config_pix.go)
-	Webhooks WebhooksConfig // webhooks to the merchants (config_server.go)
-	Sandbox  SandboxConfig  // the sandbox acquirer (config_server.go)
-	// The PSP's API Pix (config_acquirer.go).
-	Acquirer AcquirerConfig
-	// Devolutions (config_devolutions.go).
-	Devolution DevolutionConfig
-	// Reconciliation with the acquirer (reconcile.go).
-	Reconcile ReconcileConfig
-	// Payouts (config_payouts.go).
-	Payouts PayoutsConfig
-	// The PSP's callbacks and webhook registration (config_callback.go).
-	Callback CallbackConfig
+	Server     ServerConfig     // the API's listener, its logs and its public address (config_server.go)
+	Store      StoreConfig      // where everything is kept (config_server.go)
+	Auth       AuthConfig       // API tokens and the credentials that get them (config_auth.go)
+	Limits     LimitsConfig     // rate limits of charge creation and token requests (config_auth.go)
+	Pix        PixConfig        // the PIX key, the merchant, fees, payload locations (config_pix.go)
+	QR         QRConfig         // drawing the QR images (config_pix.go)
+	Page       PageConfig       // the payment page (config_pix.go)
+	Webhooks   WebhooksConfig   // webhooks to the merchants (config_server.go)
+	Sandbox    SandboxConfig    // the sandbox acquirer (config_server.go)
+	Acquirer   AcquirerConfig   // the PSP's API Pix (config_acquirer.go)
+	Devolution DevolutionConfig // devolutions sent to the acquirer (config_devolutions.go)
+	Reconcile  ReconcileConfig  // reconciliation with the acquirer (reconcile.go)
+	Payouts    PayoutsConfig    // who pays withdrawals out, and how (config_payouts.go)
+	Callback   CallbackConfig   // the PSP's callbacks and pixgate's webhook there (config_callback.go)
 }
 
 // setting is one PIXGATE_* variable: its name, its default, what it does, and how it is read.
@@ -66,7 +60,7 @@ func (c *Config) groups() []settingGroup {
 		{"Devolution", "Refunds and late payments' returns sent to the acquirer.", c.Devolution.settings()},
 		{"Reconcile", "Reconciliation with the acquirer's API Pix.", c.Reconcile.settings()},
 		{"Payouts", "Who pays withdrawals out, and how pixgate reaches the payout API.", c.Payouts.settings()},
-		{"Callback", "The PSP's callbacks, and pixgate's webhook registered at the PSP.", c.Callback.settings()},
+		{"Callback", "The PSP's callbacks (the bearer secret's route, the mutual-TLS listener) and pixgate's webhook registered at the PSP.", c.Callback.settings()},
 	}
 }
 
@@ -75,7 +69,7 @@ func (c *Config) groups() []settingGroup {
 func settings() []setting {
 	var all []setting
 	for _, g := range new(Config).groups() {
-		all = slices.Concat(all, g.settings)
+		all = append(all, g.settings...)
 	}
 	return all
 }
