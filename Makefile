@@ -11,7 +11,7 @@ PIXGATE_TEST_RUN := make-$(shell date -u +%Y%m%dT%H%M%S)-$(shell echo $$PPID)
 endif
 export PIXGATE_TEST_RUN
 
-.PHONY: run build test test-fast test-unit test-integration test-integration-suites test-leftovers browser zbar qr-readback lint ferretdb fuzz bench load load-psp soak image
+.PHONY: run build docs-settings test test-fast test-unit test-integration test-integration-suites test-leftovers browser zbar qr-readback lint ferretdb fuzz bench load load-psp soak image
 
 ## run: serve with the sandbox and the memory store, printing a demo account once. The caller's
 ## PIXGATE_* settings win: PIXGATE_ADDR (else $(ADDR)), PIXGATE_STORE, PIXGATE_SANDBOX and the
@@ -24,6 +24,11 @@ run:
 ## build: a static binary in bin/
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/pixgate ./cmd/pixgate
+
+## docs-settings: write the settings tables of docs/OPERATIONS.md from the settings the code
+## declares (Config's groups in cmd/pixgate), as `pixgate help settings -markdown` prints them
+docs-settings:
+	$(GO) test ./cmd/pixgate -count=1 -run '^TestSettingsTableIsGenerated$$' -update-docs
 
 ## test: every test that must pass: lint, the product module with -race, and the test/ module
 ## (the browser test needs Chromium, the tests that read QR images back zbarimg: installed here

@@ -46,7 +46,7 @@ type stores struct {
 }
 
 func openStores(ctx context.Context, cfg Config) (stores, error) {
-	switch cfg.Store {
+	switch cfg.Store.Kind {
 	case "memory":
 		s := memory.NewStore()
 		return stores{
@@ -55,8 +55,8 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 			reconciliations: memory.NewReconciliations(), close: func(context.Context) error { return nil },
 		}, nil
 	case "mongo":
-		s, err := mongo.Open(ctx, mongo.Config{URI: cfg.MongoURI, Database: cfg.MongoDatabase,
-			OpTimeout: cfg.MongoTimeout, MaxPoolSize: cfg.MongoMaxPool})
+		s, err := mongo.Open(ctx, mongo.Config{URI: cfg.Store.MongoURI, Database: cfg.Store.MongoDatabase,
+			OpTimeout: cfg.Store.MongoTimeout, MaxPoolSize: cfg.Store.MongoMaxPool})
 		if err != nil {
 			return stores{}, fmt.Errorf("PIXGATE_MONGODB_URI: opening the store: %w", err)
 		}
@@ -66,20 +66,20 @@ func openStores(ctx context.Context, cfg Config) (stores, error) {
 			reconciliations: s.Reconciliations(), close: s.Close,
 		}, nil
 	}
-	return stores{}, fmt.Errorf("PIXGATE_STORE: store %q is not built in", cfg.Store)
+	return stores{}, fmt.Errorf("PIXGATE_STORE: store %q is not built in", cfg.Store.Kind)
 }
 
 func newLogger(cfg Config, w io.Writer) *slog.Logger {
 	var level slog.Level
-	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
+	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.Server.LogLevel)))
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // signingKey loads the configured key, or makes one and says that its tokens die with the
 // process.
 func signingKey(cfg Config, log *slog.Logger) (*rsa.PrivateKey, error) {
-	if cfg.JWTKeyFile != "" {
-		key, err := jwtauth.LoadKeyFile(cfg.JWTKeyFile)
+	if cfg.Auth.JWTKeyFile != "" {
+		key, err := jwtauth.LoadKeyFile(cfg.Auth.JWTKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("PIXGATE_JWT_PRIVATE_KEY_FILE: %w", err)
 		}
@@ -90,7 +90,7 @@ func signingKey(cfg Config, log *slog.Logger) (*rsa.PrivateKey, error) {
 }
 
 func secretHasher(cfg Config, log *slog.Logger) (*system.ClientSecrets, error) {
-	key := cfg.CredentialKey
+	key := cfg.Store.CredentialKey
 	if len(key) == 0 {
 		log.Warn("no PIXGATE_CREDENTIAL_KEY: generated one; credentials created now stop matching after a restart")
 		key = make([]byte, 32)
@@ -174,10 +174,10 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	for _, o := range options {
 		o(a)
 	}
-	if cfg.PublicURL != "" {
-		a.publicURL = cfg.PublicURL
+	if cfg.Server.PublicURL != "" {
+		a.publicURL = cfg.Server.PublicURL
 	} else if a.publicURL == "" {
-		a.publicURL = ownBaseURL(cfg.Addr)
+		a.publicURL = ownBaseURL(cfg.Server.Addr)
 	}
 	var err error
 	if a.stores.accounts == nil { // an option may hand in stores (instances sharing one store)
@@ -187,13 +187,13 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	}
 	// Every change of an account or credential made by this instance reaches its own
 	// authentication cache at once; other instances' changes within the TTL.
-	a.authCache = application.NewAuthCache(cfg.AuthCacheTTL, a.clock, 0)
+	a.authCache = application.NewAuthCache(cfg.Auth.CacheTTL, a.clock, 0)
 	a.stores.accounts = a.authCache.Invalidating(a.stores.accounts)
 	if err := a.buildSigners(cfg, log); err != nil {
 		return nil, err
 	}
-	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.PixKey, MerchantName: cfg.MerchantName, MerchantCity: cfg.MerchantCity,
-		LocationPrefix: pixLocationPrefix(cfg.PublicURL)}); err != nil {
+	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.Pix.Key, MerchantName: cfg.Pix.MerchantName, MerchantCity: cfg.Pix.MerchantCity,
+		LocationPrefix: pixLocationPrefix(cfg.Server.PublicURL)}); err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
 	// Drawings take the CPU that nothing else wants, and a creation that would wait too long is
@@ -201,7 +201,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	// drawn here, on threads of the lowest priority (serve's caller gives the Go scheduler a
 	// processor per drawing on top of the machine's).
 	if a.renderer == nil { // an option may hand in another (serve, tests)
-		a.renderer = qr.New(qr.Options{Workers: cfg.QRConcurrency, Queue: cfg.QRQueue, Background: true, Timeout: cfg.QRTimeout})
+		a.renderer = qr.New(qr.Options{Workers: cfg.QR.Concurrency, Queue: cfg.QR.Queue, Background: true, Timeout: cfg.QR.Timeout})
 	}
 
 	// Metrics wrap the ports, so every use case built below is measured.
@@ -211,7 +211,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	a.stores.ledger = a.metrics.Ledger(a.stores.ledger)
 	a.onWebhookAttempt = a.metrics.ObserveDelivery
 	st := a.stores
-	if cfg.Sandbox {
+	if cfg.Sandbox.On {
 		if a.sandbox, err = newSandboxWorld(cfg); err != nil {
 			return nil, err
 		}
@@ -233,14 +233,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		GetTransaction:    application.NewGetTransaction(st.transactions),
 		ListTransactions:  application.NewListTransactions(st.transactions),
 		RefundTransaction: application.NewRefundTransaction(st.transactions, a.devolutions, a.ids, a.clock, a.reportRefund),
-		RateLimiter:       httpapi.NewRateLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst, a.clock),
+		RateLimiter:       httpapi.NewRateLimiter(cfg.Limits.TransactionRPS, cfg.Limits.TransactionBurst, a.clock),
 		Ready:             st.pinger,
 		Clock:             a.clock,
 		Observer:          a.metrics,
 		Logger:            log,
 		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(st.ledger)},
 	}
-	if cfg.MetricsAddr == "" {
+	if cfg.Server.MetricsAddr == "" {
 		deps.Metrics = a.metrics.Handler()
 	}
 	wirings := []func(*httpapi.Deps) error{a.wireAuth, a.wireWithdrawals, a.wireSandbox, a.wireAcquirer, a.wireWebhooks, a.wirePaymentPage, a.wirePixLocation, a.wireRateShare,
@@ -250,7 +250,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 			return nil, err
 		}
 	}
-	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.MaxRequestBytes, Sandbox: cfg.Sandbox, PublicURL: a.publicURL}, deps)
+	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.Server.MaxRequestBytes, Sandbox: cfg.Sandbox.On, PublicURL: a.publicURL}, deps)
 	routes := a.server.RouteNames()
 	if a.callback != nil {
 		routes = append(routes, a.callback.server.RouteNames()...)
@@ -270,7 +270,7 @@ func (a *app) buildSigners(cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	jwtCfg := jwtauth.Config{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, Clock: a.clock}
+	jwtCfg := jwtauth.Config{Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, Clock: a.clock}
 	if a.issuer, err = jwtauth.NewIssuer(jwtCfg, key); err != nil {
 		return err
 	}

@@ -73,6 +73,28 @@ func TestHelpSettingsListsEverySettingWithItsDefault(t *testing.T) {
 	}
 }
 
+func TestHelpSettingsGroupsTheSettingsAndPrintsTheDocsTable(t *testing.T) {
+	out, _, err := runCLI(t, nil, "help", "settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _, err := runCLI(t, nil, "help", "settings", "-markdown")
+	if err != nil || md != settingsMarkdown() {
+		t.Fatalf("help settings -markdown = %q, %v; want settingsMarkdown", md, err)
+	}
+	for _, g := range new(Config).groups() {
+		if !strings.Contains(out, "\n"+strings.ToUpper(g.name)+": ") || !strings.Contains("\n"+md, "\n### "+g.name+"\n") {
+			t.Errorf("group %s has no heading in help settings or in its -markdown form", g.name)
+		}
+	}
+	if strings.Contains(out, "`") || strings.Contains(out, "](") {
+		t.Errorf("help settings prints Markdown:\n%s", out)
+	}
+	if !strings.Contains(out, "docs/PSP.md, Payouts") || !strings.Contains(md, "[PSP.md, Payouts](PSP.md#payouts)") {
+		t.Errorf("a setting's link reads docs/PSP.md, Payouts in help and links in Markdown")
+	}
+}
+
 func TestHelpTextsFitInAHundredColumns(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"help", "settings"}} {
 		out, _, err := runCLI(t, nil, args...)

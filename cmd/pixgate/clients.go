@@ -26,7 +26,7 @@ func clients(ctx context.Context, cfg Config, args []string, stdout, stderr io.W
 	if len(args) == 0 {
 		return fmt.Errorf("clients needs a sub-command: create, list or disable\n%s", usage)
 	}
-	if cfg.Store == "memory" {
+	if cfg.Store.Kind == "memory" {
 		return errEphemeralStore
 	}
 	st, err := openStores(ctx, cfg)

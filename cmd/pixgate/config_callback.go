@@ -13,6 +13,9 @@ import (
 // CallbackConfig is where the PSP's callbacks arrive and how pixgate keeps its webhook
 // registered at the PSP.
 type CallbackConfig struct {
+	// Secret is the bearer secret of POST /acquirer/pix on the API's address; empty: that
+	// route does not exist.
+	Secret string
 	// Addr is the address of the mutual-TLS callback listener; empty: there is none.
 	Addr string
 	// CertFile and KeyFile are the listener's TLS certificate (PEM, the chain after the
@@ -37,39 +40,41 @@ const (
 	envCallbackClientCA = "PIXGATE_ACQUIRER_CALLBACK_CLIENT_CA_FILE"
 )
 
-// callbackSettings are the PIXGATE_ACQUIRER_CALLBACK_* and _WEBHOOK_* variables (settings()
-// lists them with the others).
-func callbackSettings() []setting {
-	file := func(name, doc string, field func(*CallbackConfig) *string) setting {
-		return setting{name, "", doc, func(c *Config, v string) error {
-			*field(&c.Callback) = v
-			return nil
-		}}
-	}
+// settings are the PIXGATE_ACQUIRER_SECRET, _CALLBACK_* and _WEBHOOK_* variables.
+func (cb *CallbackConfig) settings() []setting {
 	return []setting{
-		{envCallbackAddr, "", "Address of the mutual-TLS listener for the PSP's callbacks (POST /acquirer/pix without any Authorization header, and POST /acquirer, the PSP's test notification); it requires a client certificate that chains to PIXGATE_ACQUIRER_CALLBACK_CLIENT_CA_FILE. Empty: no such listener (the bearer secret route on the main address still works).", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			return hostPort(&c.Callback.Addr, v)
-		}},
-		file(envCallbackCert, "PEM certificate (its chain after it) the callback listener presents; required with PIXGATE_ACQUIRER_CALLBACK_ADDR.", func(c *CallbackConfig) *string { return &c.CertFile }),
-		file(envCallbackKey, "PEM private key of PIXGATE_ACQUIRER_CALLBACK_TLS_CERT_FILE; required with PIXGATE_ACQUIRER_CALLBACK_ADDR.", func(c *CallbackConfig) *string { return &c.KeyFile }),
-		file(envCallbackClientCA, "PEM CA certificates the PSP's client certificate must chain to (the PSP publishes them); required with PIXGATE_ACQUIRER_CALLBACK_ADDR.", func(c *CallbackConfig) *string { return &c.ClientCAFile }),
-		{"PIXGATE_ACQUIRER_WEBHOOK_URL", "", "https URL registered at the PSP as the webhook of PIXGATE_PIX_KEY (the PSP posts to it followed by /pix): the public address of the callback listener. Empty: PIXGATE_PUBLIC_URL followed by /acquirer.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			if err := httpsURL(v); err != nil {
-				return err
-			}
-			if strings.ContainsAny(v, "?") {
-				return errors.New("must have no query: the PSP appends /pix to it")
-			}
-			c.Callback.WebhookURL = strings.TrimRight(v, "/")
-			return nil
-		}},
-		{"PIXGATE_ACQUIRER_WEBHOOK_REGISTER", "true", "With PIXGATE_ACQUIRER_API_URL, read the PSP's webhook of PIXGATE_PIX_KEY at start and every hour, and register PIXGATE_ACQUIRER_WEBHOOK_URL when it is missing or different; false leaves it to the PSP's portal.", boolSetting(func(c *Config) *bool { return &c.Callback.Register })},
+		{"PIXGATE_ACQUIRER_SECRET", "", "Shared secret of POST /acquirer/pix; empty: the route does not exist.", callbackSecret(&cb.Secret)},
+		{envCallbackAddr, "", "Address of the mutual-TLS listener for the PSP's callbacks: `POST /acquirer/pix` without any Authorization header, and `POST /acquirer` (the PSP's test notification, answered 200); every other path 404. A client certificate that chains to PIXGATE_ACQUIRER_CALLBACK_CLIENT_CA_FILE is required. Empty: no such listener (the bearer secret route on the main address still works). See [PSP.md, Callbacks and the webhook](PSP.md#callbacks-and-the-webhook).", optional(hostPort(&cb.Addr))},
+		{envCallbackCert, "", "PEM certificate (its chain after it) the callback listener presents; required with PIXGATE_ACQUIRER_CALLBACK_ADDR.", text(&cb.CertFile)},
+		{envCallbackKey, "", "PEM private key of PIXGATE_ACQUIRER_CALLBACK_TLS_CERT_FILE; required with PIXGATE_ACQUIRER_CALLBACK_ADDR.", text(&cb.KeyFile)},
+		{envCallbackClientCA, "", "PEM CA certificates the PSP's client certificate must chain to (the PSP publishes them); required with PIXGATE_ACQUIRER_CALLBACK_ADDR.", text(&cb.ClientCAFile)},
+		{"PIXGATE_ACQUIRER_WEBHOOK_URL", "", "https URL registered at the PSP as the webhook of PIXGATE_PIX_KEY (the PSP posts to it followed by /pix): the public address of the callback listener. Empty: PIXGATE_PUBLIC_URL followed by /acquirer.", optional(webhookURL(&cb.WebhookURL))},
+		{"PIXGATE_ACQUIRER_WEBHOOK_REGISTER", "true", "With PIXGATE_ACQUIRER_API_URL, read the PSP's webhook of PIXGATE_PIX_KEY at start and every hour, and register PIXGATE_ACQUIRER_WEBHOOK_URL when it is missing or different; `false` leaves it to the PSP's portal.", boolean(&cb.Register)},
+	}
+}
+
+func callbackSecret(dst *string) func(string) error {
+	return func(v string) error {
+		if v != "" && len(v) < 32 {
+			return fmt.Errorf("must have at least 32 characters")
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// webhookURL reads PIXGATE_ACQUIRER_WEBHOOK_URL, which the PSP appends /pix to: an https URL
+// without a query, kept without a trailing slash.
+func webhookURL(dst *string) func(string) error {
+	return func(v string) error {
+		if err := httpsURL(new(string))(v); err != nil {
+			return err
+		}
+		if strings.ContainsAny(v, "?") {
+			return errors.New("must have no query: the PSP appends /pix to it")
+		}
+		*dst = strings.TrimRight(v, "/")
+		return nil
 	}
 }
 
@@ -88,7 +93,7 @@ func callbackConfig(c *Config) error {
 			return fmt.Errorf("%s: set without %s", f.name, envCallbackAddr)
 		}
 	}
-	if _, port, _ := net.SplitHostPort(cb.Addr); cb.Addr != "" && cb.Addr == c.Addr && port != "0" {
+	if _, port, _ := net.SplitHostPort(cb.Addr); cb.Addr != "" && cb.Addr == c.Server.Addr && port != "0" {
 		return fmt.Errorf("%s: must differ from PIXGATE_ADDR", envCallbackAddr)
 	}
 	return nil

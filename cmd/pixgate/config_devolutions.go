@@ -9,13 +9,9 @@ type DevolutionConfig struct {
 	Check time.Duration
 }
 
-// devolutionSettings are the settings of the devolution outbox.
-func devolutionSettings() []setting {
+// settings are the settings of the devolution outbox.
+func (d *DevolutionConfig) settings() []setting {
 	return []setting{
-		{"PIXGATE_ACQUIRER_DEVOLUTION_CHECK_SECONDS", "300", "Seconds between two readings of a devolution (a refund, a late payment's return) the acquirer is still making (and the longest wait before one whose outcome is unknown is read back).", func(c *Config, v string) error {
-			n, err := intIn(v, 1, 86400)
-			c.Devolution.Check = time.Duration(n) * time.Second
-			return err
-		}},
+		{"PIXGATE_ACQUIRER_DEVOLUTION_CHECK_SECONDS", "300", "Seconds between two readings of a devolution (a refund, a late payment's return) the acquirer is still making (and the longest wait before one whose outcome is unknown is read back).", seconds(&d.Check, 1, 86400)},
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -13,10 +12,10 @@ const (
 	payoutEfi     = "efi"
 )
 
-// PayoutConfig is how withdrawals are paid out: the provider, and for a PSP its payout API
+// PayoutsConfig is how withdrawals are paid out: the provider, and for a PSP its payout API
 // and how pixgate proves who it is there (the same OAuth 2.0 client credentials over mutual
 // TLS as the acquirer's API Pix).
-type PayoutConfig struct {
+type PayoutsConfig struct {
 	// Provider is payoutNone, payoutSandbox or payoutEfi, decided: an empty
 	// PIXGATE_PAYOUT_PROVIDER is the sandbox's with PIXGATE_SANDBOX=true and none otherwise.
 	Provider string
@@ -30,67 +29,43 @@ type PayoutConfig struct {
 // (the same PSP usually holds pixgate's key and pays its withdrawals out), each taken from
 // the acquirer's configuration (config_acquirer.go) when the payout's own is empty. The client
 // certificate's settings default as a group: a payout certificate of its own takes none of the
-// acquirer's.
+// acquirer's. They have no default of their own: payoutConfig fills them in.
 var payoutDefaults = []struct {
 	suffix string
 	cert   bool
+	doc    string
 	field  func(*pspTransport) *string
 }{
-	{"CLIENT_ID", false, func(t *pspTransport) *string { return &t.ClientID }},
-	{"CLIENT_SECRET", false, func(t *pspTransport) *string { return &t.ClientSecret }},
-	{"TOKEN_REQUEST", false, func(t *pspTransport) *string { return &t.TokenRequest }},
-	{"CERT_FILE", true, func(t *pspTransport) *string { return &t.CertFile }},
-	{"KEY_FILE", true, func(t *pspTransport) *string { return &t.KeyFile }},
-	{"P12_FILE", true, func(t *pspTransport) *string { return &t.P12File }},
-	{"P12_PASSWORD", true, func(t *pspTransport) *string { return &t.P12Password }},
-	{"API_CA_FILE", false, func(t *pspTransport) *string { return &t.CAFile }},
+	{"CLIENT_ID", false, "OAuth 2.0 client id at the payout API. Default: PIXGATE_ACQUIRER_CLIENT_ID.",
+		func(t *pspTransport) *string { return &t.ClientID }},
+	{"CLIENT_SECRET", false, "OAuth 2.0 client secret at the payout API. Default: PIXGATE_ACQUIRER_CLIENT_SECRET.",
+		func(t *pspTransport) *string { return &t.ClientSecret }},
+	{"TOKEN_REQUEST", false, "`form` or `json`: how the payout API's token is asked for (Efí wants `json`). Default: PIXGATE_ACQUIRER_TOKEN_REQUEST, else `form`.",
+		func(t *pspTransport) *string { return &t.TokenRequest }},
+	{"CERT_FILE", true, "PEM client certificate for the payout API (mutual TLS), with PIXGATE_PAYOUT_KEY_FILE. Default: PIXGATE_ACQUIRER_CERT_FILE (the client certificate's four settings default together, when none of PIXGATE_PAYOUT_CERT_FILE, _KEY_FILE and _P12_FILE is set).",
+		func(t *pspTransport) *string { return &t.CertFile }},
+	{"KEY_FILE", true, "PEM private key of PIXGATE_PAYOUT_CERT_FILE. Default: PIXGATE_ACQUIRER_KEY_FILE (with the certificate).",
+		func(t *pspTransport) *string { return &t.KeyFile }},
+	{"P12_FILE", true, "PKCS#12 client certificate and key for the payout API, instead of the PEM files. Default: PIXGATE_ACQUIRER_P12_FILE (with the certificate).",
+		func(t *pspTransport) *string { return &t.P12File }},
+	{"P12_PASSWORD", true, "Password of PIXGATE_PAYOUT_P12_FILE (may be empty). Default: PIXGATE_ACQUIRER_P12_PASSWORD (with the certificate).",
+		func(t *pspTransport) *string { return &t.P12Password }},
+	{"API_CA_FILE", false, "PEM file of extra CA certificates trusted for the payout API. Default: PIXGATE_ACQUIRER_API_CA_FILE.",
+		func(t *pspTransport) *string { return &t.CAFile }},
 }
 
-// payoutSettings are the PIXGATE_PAYOUT_* variables (settings() lists them with the others).
-// Those that default to an acquirer's setting have no default of their own here: payoutConfig
-// fills them in.
-func payoutSettings() []setting {
-	text := func(suffix, doc string, field func(*pspTransport) *string) setting {
-		return transportText("PIXGATE_PAYOUT_"+suffix, doc, func(c *Config) *pspTransport { return &c.Payout.pspTransport }, field)
-	}
-	namesake := func(suffix, doc string) string {
-		return doc + " Default: PIXGATE_ACQUIRER_" + suffix + "."
-	}
+// settings are the PIXGATE_PAYOUT_* variables: the provider's, then those of payoutDefaults.
+func (p *PayoutsConfig) settings() []setting {
 	out := []setting{
-		{"PIXGATE_PAYOUT_PROVIDER", "", "Who pays withdrawals out: efi (Efí's payout API, with PIXGATE_PAYOUT_API_URL), sandbox (only with PIXGATE_SANDBOX=true: payouts complete by themselves after PIXGATE_SANDBOX_SETTLE_SECONDS) or none (withdrawals wait PENDING, cancelable, and are sent once a provider is configured). Empty: sandbox with PIXGATE_SANDBOX=true, otherwise none.", func(c *Config, v string) error {
-			if v == "" {
-				return nil
-			}
-			return oneOf(&c.Payout.Provider, v, payoutEfi, payoutSandbox, payoutNone)
-		}},
-		httpsURLSetting("PIXGATE_PAYOUT_API_URL", "https base URL of the payout API (Efí: https://pix.api.efipay.com.br); required with PIXGATE_PAYOUT_PROVIDER=efi.", func(c *Config) *string { return &c.Payout.APIURL }),
-		httpsURLSetting("PIXGATE_PAYOUT_TOKEN_URL", "OAuth 2.0 token endpoint of the payout API. Empty: the payout API URL's scheme and host with /oauth/token.", func(c *Config) *string { return &c.Payout.TokenURL }),
-		{"PIXGATE_PAYOUT_SCOPES", "", "OAuth 2.0 scopes asked for the payout API, separated by spaces. Empty: none is asked, and the PSP grants what the client was registered for.", func(c *Config, v string) error {
-			c.Payout.Scopes = strings.Fields(v)
-			return nil
-		}},
-		{"PIXGATE_PAYOUT_CHECK_SECONDS", "30", "Seconds between two readings of a payout the PSP is still making (and the longest wait before a send whose outcome is unknown is read back).", func(c *Config, v string) error {
-			n, err := intIn(v, 1, 3600)
-			c.Payout.Check = time.Duration(n) * time.Second
-			return err
-		}},
-	}
-	docs := map[string]string{
-		"CLIENT_ID":     "OAuth 2.0 client id at the payout API.",
-		"CLIENT_SECRET": "OAuth 2.0 client secret at the payout API.",
-		"TOKEN_REQUEST": "form or json: how the payout API's token is asked for (Efí wants json).",
-		"CERT_FILE":     "PEM client certificate for the payout API (mutual TLS), with PIXGATE_PAYOUT_KEY_FILE.",
-		"KEY_FILE":      "PEM private key of PIXGATE_PAYOUT_CERT_FILE.",
-		"P12_FILE":      "PKCS#12 client certificate and key for the payout API, instead of the PEM files.",
-		"P12_PASSWORD":  "Password of PIXGATE_PAYOUT_P12_FILE (may be empty).",
-		"API_CA_FILE":   "PEM file of extra CA certificates trusted for the payout API.",
+		{"PIXGATE_PAYOUT_PROVIDER", "", "Who pays withdrawals out: `efi` (Efí's payout API, with PIXGATE_PAYOUT_API_URL), `sandbox` (only with PIXGATE_SANDBOX=true: payouts complete by themselves after PIXGATE_SANDBOX_SETTLE_SECONDS) or `none` (withdrawals wait PENDING, cancelable, and are sent once a provider is configured). Empty: sandbox with PIXGATE_SANDBOX=true, otherwise none. See [PSP.md, Payouts](PSP.md#payouts).",
+			optional(oneOf(&p.Provider, payoutEfi, payoutSandbox, payoutNone))},
+		{"PIXGATE_PAYOUT_API_URL", "", "https base URL of the payout API (Efí: `https://pix.api.efipay.com.br`); required with PIXGATE_PAYOUT_PROVIDER=efi.", optional(httpsURL(&p.APIURL))},
+		{"PIXGATE_PAYOUT_TOKEN_URL", "", "OAuth 2.0 token endpoint of the payout API. Empty: the payout API URL's scheme and host with /oauth/token.", optional(httpsURL(&p.TokenURL))},
+		{"PIXGATE_PAYOUT_SCOPES", "", "OAuth 2.0 scopes asked for the payout API, separated by spaces. Empty: none is asked, and the PSP grants what the client was registered for.", words(&p.Scopes)},
+		{"PIXGATE_PAYOUT_CHECK_SECONDS", "30", "Seconds between two readings of a payout the PSP is still making (and the longest wait before a send whose outcome is unknown is read back again).", seconds(&p.Check, 1, 3600)},
 	}
 	for _, d := range payoutDefaults {
-		doc := namesake(d.suffix, docs[d.suffix])
-		if d.cert {
-			doc = docs[d.suffix] + " Default: PIXGATE_ACQUIRER_" + d.suffix + ", when none of PIXGATE_PAYOUT_CERT_FILE, _KEY_FILE and _P12_FILE is set."
-		}
-		out = append(out, text(d.suffix, doc, d.field))
+		out = append(out, setting{"PIXGATE_PAYOUT_" + d.suffix, "", d.doc, text(d.field(&p.pspTransport))})
 	}
 	return out
 }
@@ -100,15 +75,15 @@ func payoutSettings() []setting {
 // settings are checked when the payout API's client is built (wire_payouts.go), which reads
 // the files; its errors name the settings too.
 func payoutConfig(c *Config) error {
-	p := &c.Payout
+	p := &c.Payouts
 	switch {
-	case p.Provider == "" && c.Sandbox:
+	case p.Provider == "" && c.Sandbox.On:
 		p.Provider = payoutSandbox
 	case p.Provider == "":
 		p.Provider = payoutNone
-	case p.Provider != payoutSandbox && c.Sandbox:
+	case p.Provider != payoutSandbox && c.Sandbox.On:
 		return fmt.Errorf("PIXGATE_PAYOUT_PROVIDER: %s is not for PIXGATE_SANDBOX=true, whose acquirer pays withdrawals out itself (leave it empty or sandbox)", p.Provider)
-	case p.Provider == payoutSandbox && !c.Sandbox:
+	case p.Provider == payoutSandbox && !c.Sandbox.On:
 		return fmt.Errorf("PIXGATE_PAYOUT_PROVIDER: sandbox only with PIXGATE_SANDBOX=true")
 	}
 	if p.Provider != payoutEfi {

@@ -33,8 +33,8 @@ func TestThePayoutProviderIsDecidedByTheSandbox(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := loadVars(c.vars)
-			if err != nil || cfg.Payout.Provider != c.want {
-				t.Fatalf("provider %q, %v; want %q", cfg.Payout.Provider, err, c.want)
+			if err != nil || cfg.Payouts.Provider != c.want {
+				t.Fatalf("provider %q, %v; want %q", cfg.Payouts.Provider, err, c.want)
 			}
 		})
 	}
@@ -80,7 +80,7 @@ func TestPayoutSettingsDefaultToTheAcquirersNamesakes(t *testing.T) {
 	}
 	t.Run("each unset payout setting takes its namesake", func(t *testing.T) {
 		cfg, err := loadVars(efiVars(nil))
-		p := cfg.Payout
+		p := cfg.Payouts
 		if err != nil || p.ClientID != "acq-id" || p.ClientSecret != "acq-secret" || p.TokenRequest != "json" ||
 			p.P12File != "/etc/pixgate/acq.p12" || p.P12Password != "acq-p12-password" || p.TokenURL != "" || len(p.Scopes) != 0 {
 			t.Fatalf("payout settings %+v, %v", p, err)
@@ -88,21 +88,21 @@ func TestPayoutSettingsDefaultToTheAcquirersNamesakes(t *testing.T) {
 	})
 	t.Run("a payout setting of its own wins", func(t *testing.T) {
 		cfg, err := loadVars(efiVars(map[string]string{"PIXGATE_PAYOUT_CLIENT_ID": "payout-id", "PIXGATE_PAYOUT_SCOPES": "pix.send gn.pix.send.read"}))
-		if err != nil || cfg.Payout.ClientID != "payout-id" || cfg.Payout.ClientSecret != "acq-secret" ||
-			!slices.Equal(cfg.Payout.Scopes, []string{"pix.send", "gn.pix.send.read"}) {
-			t.Fatalf("payout settings %+v, %v", cfg.Payout, err)
+		if err != nil || cfg.Payouts.ClientID != "payout-id" || cfg.Payouts.ClientSecret != "acq-secret" ||
+			!slices.Equal(cfg.Payouts.Scopes, []string{"pix.send", "gn.pix.send.read"}) {
+			t.Fatalf("payout settings %+v, %v", cfg.Payouts, err)
 		}
 	})
 	t.Run("a payout certificate of its own takes none of the acquirer's", func(t *testing.T) {
 		cfg, err := loadVars(efiVars(map[string]string{"PIXGATE_PAYOUT_CERT_FILE": "/etc/pixgate/payout.pem", "PIXGATE_PAYOUT_KEY_FILE": "/etc/pixgate/payout.key"}))
-		if err != nil || cfg.Payout.P12File != "" || cfg.Payout.P12Password != "" || cfg.Payout.CertFile != "/etc/pixgate/payout.pem" {
-			t.Fatalf("payout settings %+v, %v", cfg.Payout, err)
+		if err != nil || cfg.Payouts.P12File != "" || cfg.Payouts.P12Password != "" || cfg.Payouts.CertFile != "/etc/pixgate/payout.pem" {
+			t.Fatalf("payout settings %+v, %v", cfg.Payouts, err)
 		}
 	})
 	t.Run("nothing is read of the acquirer without Efí", func(t *testing.T) {
 		cfg, err := loadVars(map[string]string{"PIXGATE_ACQUIRER_CLIENT_ID": "acq-id"})
-		if err != nil || cfg.Payout.ClientID != "" {
-			t.Fatalf("payout settings %+v, %v", cfg.Payout, err)
+		if err != nil || cfg.Payouts.ClientID != "" {
+			t.Fatalf("payout settings %+v, %v", cfg.Payouts, err)
 		}
 	})
 }

@@ -45,37 +45,16 @@ func (t pspTransport) config(timeout time.Duration, observe func(psp.Observation
 	return cfg
 }
 
-// transportText is the setting name, with no default, of one of a transport's strings, kept as
-// it is set; transport is the configuration's transport that name belongs to.
-func transportText(name, doc string, transport func(*Config) *pspTransport, field func(*pspTransport) *string) setting {
-	return setting{name, "", doc, func(c *Config, v string) error {
-		*field(transport(c)) = v
-		return nil
-	}}
-}
-
-// httpsURLSetting is the setting name, with no default, of an https URL (httpsURL) kept in
-// field; empty leaves field empty.
-func httpsURLSetting(name, doc string, field func(*Config) *string) setting {
-	return setting{name, "", doc, func(c *Config, v string) error {
-		if v == "" {
-			return nil
+// httpsURL reads an absolute https URL with a host and no credentials or fragment.
+func httpsURL(dst *string) func(string) error {
+	return func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
+			return fmt.Errorf("must be an https URL with a host, without credentials or fragment")
 		}
-		if err := httpsURL(v); err != nil {
-			return err
-		}
-		*field(c) = v
+		*dst = v
 		return nil
-	}}
-}
-
-// httpsURL accepts an absolute https URL with a host and no credentials or fragment.
-func httpsURL(v string) error {
-	u, err := url.Parse(v)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
-		return fmt.Errorf("must be an https URL with a host, without credentials or fragment")
 	}
-	return nil
 }
 
 // transportVariables names the PIXGATE_<PREFIX>_* variable's suffix of each setting of the

@@ -18,7 +18,7 @@ const recoverJobName = "recovering ledger entries"
 // PSP's API Pix (api) with PIXGATE_ACQUIRER_API_URL, and otherwise none.
 func newAcquirer(cfg Config, clock ports.Clock, api *apipix.Client) ports.Acquirer {
 	switch {
-	case cfg.Sandbox:
+	case cfg.Sandbox.On:
 		return sandbox.NewAcquirer(clock)
 	case api != nil:
 		return api

@@ -38,7 +38,7 @@ func ledgerCmd(ctx context.Context, cfg Config, args []string, stdout, stderr io
 	if fs.NArg() > 0 {
 		return fmt.Errorf("usage: pixgate ledger verify [--account ID]")
 	}
-	if cfg.Store == "memory" {
+	if cfg.Store.Kind == "memory" {
 		fmt.Fprintln(stdout, "ledger verify: the memory store (PIXGATE_STORE=memory) lives and dies with its process: there is no ledger here to verify; set PIXGATE_STORE=mongo and PIXGATE_MONGODB_URI")
 		return nil
 	}

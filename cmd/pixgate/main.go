@@ -68,8 +68,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		// drawing when nothing else wants the CPU. Here, once per process, rather than in serve,
 		// which tests run many times in one process. (Setting it stops the runtime from
 		// following later changes of a container's CPU limit: a restart picks them up.)
-		if !cfg.QRProcess {
-			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + cfg.QRConcurrency)
+		if !cfg.QR.Process {
+			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + cfg.QR.Concurrency)
 		}
 		return serve(ctx, cfg, stdout, stderr, nil)
 	case "clients":

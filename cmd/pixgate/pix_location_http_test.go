@@ -163,7 +163,7 @@ func (e *env) locCheck(jws string, keySet []byte) (jose.Header, map[string]any) 
 	}
 	h := obj.Signatures[0].Protected
 	jku, _ := h.ExtraHeaders["jku"].(string)
-	if want := e.app.cfg.PublicURL + "/pix/jwks"; jku != want || h.KeyID == "" {
+	if want := e.app.cfg.Server.PublicURL + "/pix/jwks"; jku != want || h.KeyID == "" {
 		t.Fatalf("header jku %q kid %q; want jku %s and a kid", jku, h.KeyID, want)
 	}
 	if keySet == nil {
@@ -204,7 +204,7 @@ func TestDynamicChargeCodeAndLocation(t *testing.T) {
 	c := e.locCreate(tok, fullTransaction())
 
 	t.Run("the code is dynamic: location without scheme, no key, no amount, txid ***", func(t *testing.T) {
-		host := strings.TrimPrefix(e.app.cfg.PublicURL, "https://")
+		host := strings.TrimPrefix(e.app.cfg.Server.PublicURL, "https://")
 		loc, ok := strings.CutPrefix(c.account["25"], host+"/pix/qr/")
 		if !ok || len(loc) < 25 || len(loc) > 32 || strings.Contains(loc, strings.ReplaceAll(c.id, "-", "")) {
 			t.Fatalf("26-25 = %q; want %s/pix/qr/ and a location id", c.account["25"], host)
@@ -384,7 +384,7 @@ func TestPixSigningKeyRotationAndCertificateChain(t *testing.T) {
 		})
 		_, tok := rotated.account()
 		hNew, _, _ := rotated.locVerify(rotated.locCreate(tok, minimalTransaction()))
-		keySet := rotated.locFetch(rotated.app.cfg.PublicURL + "/pix/jwks").body
+		keySet := rotated.locFetch(rotated.app.cfg.Server.PublicURL + "/pix/jwks").body
 		hOld, _ := old.locCheck(before, keySet)
 		if hOld.KeyID == hNew.KeyID {
 			t.Fatal("the new key signs with the old kid")
@@ -451,7 +451,7 @@ func TestPixLocationGeneratedKeyWarnsAndLimitsPerAddress(t *testing.T) {
 	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || r.json(t)["code"] != "rate_limited" {
 		t.Fatalf("over the limit: %d %v %s", r.status, r.header, r.body)
 	}
-	if r := e.locFetch(e.app.cfg.PublicURL + "/pix/jwks"); r.status != http.StatusTooManyRequests {
+	if r := e.locFetch(e.app.cfg.Server.PublicURL + "/pix/jwks"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("the key set shares the limit: %d", r.status)
 	}
 }

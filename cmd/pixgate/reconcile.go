@@ -10,14 +10,15 @@ import (
 	"github.com/pixgate/pixgate/application"
 )
 
-// reconcileSettings is PIXGATE_ACQUIRER_RECONCILE_SECONDS (settings() lists it with the others).
-func reconcileSettings() []setting {
+// ReconcileConfig is how often the acquirer's received PIX are reconciled.
+type ReconcileConfig struct {
+	// Interval is the time between two passes; 0: never.
+	Interval time.Duration
+}
+
+func (r *ReconcileConfig) settings() []setting {
 	return []setting{
-		{"PIXGATE_ACQUIRER_RECONCILE_SECONDS", "60", "Seconds between reconciliations with the acquirer's API Pix (GET /pix: payments whose callback was lost are applied as the callback would have; one instance at a time; also at start); an unpaid charge fails only once a reconciliation covered its expiry. 0 turns it off, at start too (charges then fail at their expiry). Only with PIXGATE_ACQUIRER_API_URL.", func(c *Config, v string) error {
-			n, err := intIn(v, 0, 86400)
-			c.Reconcile = time.Duration(n) * time.Second
-			return err
-		}},
+		{"PIXGATE_ACQUIRER_RECONCILE_SECONDS", "60", "Seconds between reconciliations with the acquirer's API Pix (GET /pix: payments whose callback was lost are applied as the callback would have; one instance at a time; also at start); an unpaid charge fails only once a reconciliation covered its expiry. 0 turns it off, at start too (charges then fail at their expiry). Only with PIXGATE_ACQUIRER_API_URL.", seconds(&r.Interval, 0, 86400)},
 	}
 }
 
@@ -25,7 +26,7 @@ func reconcileSettings() []setting {
 // received and PIXGATE_ACQUIRER_RECONCILE_SECONDS is not 0. In the sandbox, and without it,
 // charges fail at their expiry as before.
 func (a *app) wireReconcile(*httpapi.Deps) error {
-	if a.cfg.Sandbox || a.cfg.Reconcile == 0 {
+	if a.cfg.Sandbox.On || a.cfg.Reconcile.Interval == 0 {
 		return nil
 	}
 	if a.receivedPix == nil {
@@ -39,7 +40,7 @@ func (a *app) wireReconcile(*httpapi.Deps) error {
 		a.pixNotifications(), a.clock, application.ReconcileSettings{Holder: a.ids.NewID()}, a.reconciled)
 	a.reconcile = pass
 	a.expirer.AfterReconciliation(a.stores.reconciliations)
-	a.jobs = append(a.jobs, job{name: reconcileJobName, pace: application.Pace{Interval: a.cfg.Reconcile, Bound: a.cfg.Reconcile},
+	a.jobs = append(a.jobs, job{name: reconcileJobName, pace: application.Pace{Interval: a.cfg.Reconcile.Interval, Bound: a.cfg.Reconcile.Interval},
 		run: func(ctx context.Context) (int, error) {
 			_, err := pass.RunOnce(ctx)
 			return 0, err // every pass waits its interval, whatever it found

@@ -14,14 +14,14 @@ import (
 // with PIXGATE_SANDBOX_DEMO_ACCOUNT, a demo account whose credentials it prints once on
 // stdout (never in the log).
 func (a *app) seed(ctx context.Context, stdout io.Writer) error {
-	if len(a.cfg.SeedClients) > 0 {
-		res, err := application.NewSeedAccounts(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(ctx, a.cfg.SeedClients)
+	if len(a.cfg.Auth.SeedClients) > 0 {
+		res, err := application.NewSeedAccounts(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(ctx, a.cfg.Auth.SeedClients)
 		if err != nil {
 			return fmt.Errorf("PIXGATE_SEED_CLIENTS: %w", err)
 		}
 		a.log.Info("seeded client accounts", slog.Any("created", res.Created), slog.Any("existing", res.Existing))
 	}
-	if !a.cfg.Sandbox || !a.cfg.SandboxDemoAccount {
+	if !a.cfg.Sandbox.On || !a.cfg.Sandbox.DemoAccount {
 		return nil
 	}
 	created, err := application.NewCreateAccount(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(ctx, "Demo merchant", nil)
@@ -37,7 +37,7 @@ get a token:
   curl -s -u '%s:%s' -d grant_type=client_credentials http://%s/auth/token
 
 `, created.Account.ID(), created.Credential.ClientID, created.Credential.Secret,
-		created.Credential.ClientID, created.Credential.Secret, displayAddr(a.cfg.Addr))
+		created.Credential.ClientID, created.Credential.Secret, displayAddr(a.cfg.Server.Addr))
 	return nil
 }
 

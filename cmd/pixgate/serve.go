@@ -24,13 +24,13 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	log := newLogger(cfg, logOut)
 	// Listening comes first: without PIXGATE_PUBLIC_URL, payment page addresses are built from
 	// the address the server really listens on (a port 0 becomes the one the system chose).
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return fmt.Errorf("PIXGATE_ADDR: %w", err)
 	}
 	defer ln.Close()
 	options := []func(*app){func(a *app) { a.publicURL = ownBaseURL(ln.Addr().String()) }}
-	if cfg.QRProcess {
+	if cfg.QR.Process {
 		renderer, err := startQRProcess(ctx, cfg, log)
 		if err != nil {
 			return err
@@ -56,8 +56,8 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	// Every address is bound before the seed prints a demo account, so that a busy port stops
 	// the start before credentials that would die with it are shown.
 	var metricsLn net.Listener
-	if cfg.MetricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+	if cfg.Server.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
 			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
 		}
 		defer metricsLn.Close()
@@ -91,7 +91,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		go func() { served <- fmt.Errorf("%s: %w", envCallbackAddr, callbackSrv.ServeTLS(callbackLn, "", "")) }()
 		log.Info("acquirer callbacks served with mutual TLS", slog.String("addr", callbackLn.Addr().String()))
 	}
-	log.Info("pixgate serving", slog.String("addr", ln.Addr().String()), slog.String("store", cfg.Store), slog.Bool("sandbox", cfg.Sandbox))
+	log.Info("pixgate serving", slog.String("addr", ln.Addr().String()), slog.String("store", cfg.Store.Kind), slog.Bool("sandbox", cfg.Sandbox.On))
 	if listening != nil {
 		listening(ln.Addr().String())
 	}
@@ -108,7 +108,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing requests in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
 	defer cancel()
 	callbackDone := make(chan error, 1)
 	if callbackSrv != nil {
@@ -134,8 +134,8 @@ func startQRProcess(ctx context.Context, cfg Config, log *slog.Logger) (*qr.Proc
 	if err != nil {
 		return nil, fmt.Errorf("PIXGATE_QR_PROCESS: finding this program to start the QR drawing process: %w (PIXGATE_QR_PROCESS=false draws in this process)", err)
 	}
-	r, err := qr.NewProcessRenderer(qr.ProcessOptions{Command: []string{self, "qr-worker"}, Workers: cfg.QRConcurrency, Queue: cfg.QRQueue,
-		Timeout: cfg.QRTimeout, Log: log, Stderr: &lineLog{log: log, msg: "the QR drawing process"}})
+	r, err := qr.NewProcessRenderer(qr.ProcessOptions{Command: []string{self, "qr-worker"}, Workers: cfg.QR.Concurrency, Queue: cfg.QR.Queue,
+		Timeout: cfg.QR.Timeout, Log: log, Stderr: &lineLog{log: log, msg: "the QR drawing process"}})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -20,7 +21,9 @@ usage:
   pixgate ledger verify [--account ID]              audit the ledger (every ledger, or one
                                                     account's); prints each disagreement and fails
                                                     on any
-  pixgate help [settings]                           this text, or every setting with its default
+  pixgate help [settings [-markdown]]               this text, or every setting with its default,
+                                                    group by group (-markdown: as the table of
+                                                    docs/OPERATIONS.md)
   pixgate qr-worker IN_FLIGHT                       the QR drawing process serve starts by itself
                                                     (PIXGATE_QR_PROCESS); not for direct use
 
@@ -41,6 +44,8 @@ func help(cmd string, args []string) (text string, ok bool, err error) {
 	switch {
 	case cmd == "help" && len(args) == 1 && args[0] == "settings":
 		return settingsHelp(), true, nil
+	case cmd == "help" && len(args) == 2 && args[0] == "settings" && args[1] == "-markdown":
+		return settingsMarkdown(), true, nil
 	case cmd == "help" && len(args) > 0 && !slices.ContainsFunc(args, asks):
 		return "", true, fmt.Errorf("no help on %q: pixgate help lists the commands, pixgate help settings the settings",
 			strings.Join(args, " "))
@@ -54,19 +59,56 @@ func help(cmd string, args []string) (text string, ok bool, err error) {
 	return "", false, nil
 }
 
-// settingsHelp lists every setting of config.go: its name and default on one line, then what
-// it does, wrapped to helpWidth and indented.
+// settingsHelp lists every setting, group by group (Config's groups): each group's name and
+// what it is about, then each setting's name and default on one line and what it does below,
+// wrapped to helpWidth and indented.
 func settingsHelp() string {
 	var b strings.Builder
-	b.WriteString("pixgate settings (environment variables; a bad value stops the start naming\nthe variable):\n")
-	for _, s := range settings() {
-		def := s.def
-		if def == "" {
-			def = "(empty)"
+	b.WriteString("pixgate settings (environment variables; a bad value stops the start naming\nthe variable), group by group:\n")
+	for _, g := range new(Config).groups() {
+		b.WriteString("\n")
+		for _, line := range wrap(strings.ToUpper(g.name)+": "+g.about, helpWidth) {
+			fmt.Fprintf(&b, "%s\n", line)
 		}
-		fmt.Fprintf(&b, "\n%s  default %s\n", s.name, def)
-		for _, line := range wrap(s.doc, helpWidth-4) {
-			fmt.Fprintf(&b, "    %s\n", line)
+		for _, s := range g.settings {
+			def := s.def
+			if def == "" {
+				def = "(empty)"
+			}
+			fmt.Fprintf(&b, "\n%s  default %s\n", s.name, def)
+			for _, line := range wrap(plainDoc(s.doc), helpWidth-4) {
+				fmt.Fprintf(&b, "    %s\n", line)
+			}
+		}
+	}
+	return b.String()
+}
+
+// docLink is a Markdown link of a setting's doc: [PSP.md, Payouts](PSP.md#payouts).
+var docLink = regexp.MustCompile(`\[([^\]]+)\]\([^)]*\)`)
+
+// plainDoc is a setting's doc for a terminal: without the backticks around code, and with each
+// link to a document of docs/ as that document's path and heading (docs/PSP.md, Payouts).
+func plainDoc(doc string) string {
+	return strings.ReplaceAll(docLink.ReplaceAllString(doc, "docs/$1"), "`", "")
+}
+
+// settingsMarkdown is the configuration table of docs/OPERATIONS.md, which is made from it (make
+// docs-settings): a heading per group of Config, what the group is about, and a table of its
+// settings, each with its default and its doc (Markdown already, with | escaped).
+func settingsMarkdown() string {
+	var b strings.Builder
+	for i, g := range new(Config).groups() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "### %s\n\n%s\n\n| variable | default | what it does |\n|---|---|---|\n", g.name, g.about)
+		for _, s := range g.settings {
+			def := ""
+			if s.def != "" {
+				def = "`" + s.def + "`"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.name, def, strings.ReplaceAll(s.doc, "|", `\|`))
 		}
 	}
 	return b.String()

@@ -14,15 +14,15 @@ import (
 // The callback names neither the receiving account's document nor its bank, so a payment
 // records a receiver only in sandbox mode, where the sandbox's receiving account is the truth.
 func (a *app) wireAcquirer(deps *httpapi.Deps) error {
-	if a.cfg.AcquirerSecret == "" && a.cfg.Callback.Addr == "" {
+	if a.cfg.Callback.Secret == "" && a.cfg.Callback.Addr == "" {
 		return nil
 	}
-	acq := &httpapi.AcquirerDeps{Notifications: a.pixNotifications(), Secret: a.cfg.AcquirerSecret}
+	acq := &httpapi.AcquirerDeps{Notifications: a.pixNotifications(), Secret: a.cfg.Callback.Secret}
 	if a.payouts != nil {
 		// Efí posts its notices of payouts to the same webhook.
 		acq.Payouts = a.payouts
 	}
-	if a.cfg.AcquirerSecret != "" {
+	if a.cfg.Callback.Secret != "" {
 		deps.Acquirer = acq
 	}
 	return a.wireCallback(*acq)

@@ -27,8 +27,8 @@ func (a *app) wireAcquirerWebhook(*httpapi.Deps) error {
 		return nil
 	}
 	url := a.cfg.Callback.WebhookURL
-	if url == "" && a.cfg.PublicURL != "" {
-		url = a.cfg.PublicURL + "/acquirer"
+	if url == "" && a.cfg.Server.PublicURL != "" {
+		url = a.cfg.Server.PublicURL + "/acquirer"
 	}
 	if url == "" {
 		a.log.Warn("the PSP's webhook is not registered: set PIXGATE_ACQUIRER_WEBHOOK_URL (or PIXGATE_PUBLIC_URL), or PIXGATE_ACQUIRER_WEBHOOK_REGISTER=false when the PSP's portal registers it")

@@ -15,16 +15,16 @@ import (
 // token finds its account.
 func (a *app) wireAuth(deps *httpapi.Deps) error {
 	st := a.stores
-	var granter httpapi.TokenGranter = application.NewIssueToken(st.accounts, a.issuer, a.hasher, a.cfg.TokenTTL)
-	issuer, jwksURI := a.cfg.JWTIssuer, ""
-	if a.cfg.UpstreamToken != "" {
-		issuer, jwksURI = a.cfg.UpstreamIssuer, a.cfg.UpstreamJWKS
-		exchanger, err := oidc.NewExchanger(oidc.ExchangerConfig{TokenURL: a.cfg.UpstreamToken, Timeout: a.cfg.UpstreamTimeout, Clock: a.clock})
+	var granter httpapi.TokenGranter = application.NewIssueToken(st.accounts, a.issuer, a.hasher, a.cfg.Auth.TokenTTL)
+	issuer, jwksURI := a.cfg.Auth.Issuer, ""
+	if a.cfg.Auth.Upstream.TokenURL != "" {
+		issuer, jwksURI = a.cfg.Auth.Upstream.Issuer, a.cfg.Auth.Upstream.JWKSURL
+		exchanger, err := oidc.NewExchanger(oidc.ExchangerConfig{TokenURL: a.cfg.Auth.Upstream.TokenURL, Timeout: a.cfg.Auth.Upstream.Timeout, Clock: a.clock})
 		if err != nil {
 			return fmt.Errorf("PIXGATE_AUTH_UPSTREAM_TOKEN_URL: %w", err)
 		}
-		verifier, err := oidc.NewVerifier(oidc.VerifierConfig{JWKSURL: a.cfg.UpstreamJWKS, Issuer: a.cfg.UpstreamIssuer,
-			Audience: a.cfg.UpstreamAud, Leeway: jwtLeeway, Timeout: a.cfg.UpstreamTimeout, Clock: a.clock})
+		verifier, err := oidc.NewVerifier(oidc.VerifierConfig{JWKSURL: a.cfg.Auth.Upstream.JWKSURL, Issuer: a.cfg.Auth.Upstream.Issuer,
+			Audience: a.cfg.Auth.Upstream.Audience, Leeway: jwtLeeway, Timeout: a.cfg.Auth.Upstream.Timeout, Clock: a.clock})
 		if err != nil {
 			return fmt.Errorf("PIXGATE_AUTH_UPSTREAM_JWKS_URL: %w", err)
 		}
@@ -34,9 +34,9 @@ func (a *app) wireAuth(deps *httpapi.Deps) error {
 	deps.Auth = httpapi.AuthDeps{
 		Token:               granter,
 		Issuer:              issuer,
-		PublicURL:           a.cfg.JWTIssuer, // pixgate's own address when it is a URL
+		PublicURL:           a.cfg.Auth.Issuer, // pixgate's own address when it is a URL
 		JWKSURI:             jwksURI,
-		Limits:              httpapi.NewTokenLimits(a.cfg.TokenRPS, a.cfg.TokenBurst, a.cfg.TokenFailures, a.clock),
+		Limits:              httpapi.NewTokenLimits(a.cfg.Limits.TokenRPS, a.cfg.Limits.TokenBurst, a.cfg.Limits.TokenFailures, a.clock),
 		JWKS:                a.jwks,
 		CreateCredential:    application.NewCreateCredential(st.accounts, a.ids, a.clock, a.hasher),
 		ListCredentials:     application.NewListCredentials(st.accounts),

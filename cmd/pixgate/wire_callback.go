@@ -29,7 +29,7 @@ func (a *app) wireCallback(acq httpapi.AcquirerDeps) error {
 		return err
 	}
 	a.callback = &callbackListener{
-		server: httpapi.NewAcquirerCallback(httpapi.Config{MaxBodyBytes: a.cfg.MaxRequestBytes}, acq,
+		server: httpapi.NewAcquirerCallback(httpapi.Config{MaxBodyBytes: a.cfg.Server.MaxRequestBytes}, acq,
 			httpapi.CallbackDeps{Observer: a.metrics, Logger: a.log}),
 		tls: tlsCfg,
 	}

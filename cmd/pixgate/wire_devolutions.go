@@ -36,7 +36,7 @@ func (a *app) newDevolutions() *application.SendDevolutions {
 		timeout = psp.DefaultTimeout
 	}
 	claim := devolutionClaimCalls*timeout + application.ClaimMargin
-	if a.cfg.Sandbox {
+	if a.cfg.Sandbox.On {
 		claim = application.ClaimMargin + 10*time.Second
 	}
 	outbox := application.NewSendDevolutions(a.stores.transactions, a.stores.ledger, a.acquirer, a.clock,

@@ -34,22 +34,22 @@ type payoutWiring struct {
 // newPayouts builds the provider PIXGATE_PAYOUT_PROVIDER names (config_payouts.go). A
 // setting of the PSP's transport that cannot be used stops the start, naming it.
 func (a *app) newPayouts() (*payoutWiring, error) {
-	switch a.cfg.Payout.Provider {
+	switch a.cfg.Payouts.Provider {
 	case payoutSandbox:
 		// The sandbox's back office settles a payout PIXGATE_SANDBOX_SETTLE_SECONDS after it
 		// entered PROCESSING; a quarter of the delay keeps "about 2 s" close to 2 s without
 		// polling the store more than twice a second, and the bound keeps it within the
 		// delay and 3 s (or the interval, when longer) on a slow store.
-		every := min(max(a.cfg.SandboxSettle/4, 500*time.Millisecond), 10*time.Second)
+		every := min(max(a.cfg.Sandbox.Settle/4, 500*time.Millisecond), 10*time.Second)
 		return &payoutWiring{
-			payouts:  sandbox.NewPayouts(a.stores.withdrawals, a.clock, a.cfg.SandboxSettle, a.sandbox.account.BankAccount.ISPB),
+			payouts:  sandbox.NewPayouts(a.stores.withdrawals, a.clock, a.cfg.Sandbox.Settle, a.sandbox.account.BankAccount.ISPB),
 			settings: application.PayoutSettings{CheckEvery: every, Claim: application.ClaimMargin + 10*time.Second},
 			pace:     application.Pace{Interval: every, Bound: sandboxSettleBound},
-			atOnce:   true, firstCheck: a.cfg.SandboxSettle,
+			atOnce:   true, firstCheck: a.cfg.Sandbox.Settle,
 		}, nil
 	case payoutEfi:
-		p := a.cfg.Payout
-		adapter, err := efi.New(efi.Config{Transport: p.config(0, a.countPSPCall), PayerKey: a.cfg.PixKey})
+		p := a.cfg.Payouts
+		adapter, err := efi.New(efi.Config{Transport: p.config(0, a.countPSPCall), PayerKey: a.cfg.Pix.Key})
 		if err != nil {
 			return nil, payoutSettingError(err)
 		}

@@ -11,13 +11,13 @@ import (
 // and hands it to the API, which mounts it. The routes need no token: the page's address is the
 // capability.
 func (a *app) wirePaymentPage(deps *httpapi.Deps) error {
-	a.payPage = paypage.New(paypage.Config{MaxStreamsPerCharge: a.cfg.PayStreamsCharge, MaxStreamsPerAddress: a.cfg.PayStreamsAddress},
+	a.payPage = paypage.New(paypage.Config{MaxStreamsPerCharge: a.cfg.Page.MaxStreamsPerCharge, MaxStreamsPerAddress: a.cfg.Page.MaxStreamsPerAddress},
 		paypage.Deps{
 			Show:     application.NewShowPaymentPage(a.stores.transactions, a.stores.accounts, a.clock),
 			Follow:   application.NewFollowPayment(a.stores.transactions, a.clock),
 			Problems: httpapi.NewProblems(a.log),
 			// A nil *httpapi.RateLimiter (the limit is off) allows every request.
-			Limiter: httpapi.NewRateLimiter(a.cfg.PayRateLimitRPS, a.cfg.PayRateLimitBurst, a.clock),
+			Limiter: httpapi.NewRateLimiter(a.cfg.Page.RPS, a.cfg.Page.Burst, a.clock),
 			Logger:  a.log,
 		})
 	deps.PaymentPage = a.payPage

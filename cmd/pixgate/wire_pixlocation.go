@@ -25,16 +25,16 @@ func pixLocationPrefix(publicURL string) string {
 // pixLocationConfig checks the dynamic charges' settings together: the public address must
 // leave room for the location id in the BR Code, and signing settings mean nothing without it.
 func pixLocationConfig(c Config) error {
-	if c.PublicURL == "" {
-		for name, v := range map[string]string{"PIXGATE_PIX_SIGNING_KEY_FILE": c.PixSigningKey,
-			"PIXGATE_PIX_SIGNING_PREVIOUS_KEYS_FILE": c.PixSigningPrevious, "PIXGATE_PIX_SIGNING_CERT_FILE": c.PixSigningCert} {
+	if c.Server.PublicURL == "" {
+		for name, v := range map[string]string{"PIXGATE_PIX_SIGNING_KEY_FILE": c.Pix.SigningKeyFile,
+			"PIXGATE_PIX_SIGNING_PREVIOUS_KEYS_FILE": c.Pix.SigningPreviousFile, "PIXGATE_PIX_SIGNING_CERT_FILE": c.Pix.SigningCertFile} {
 			if v != "" {
 				return fmt.Errorf("%s: set without PIXGATE_PUBLIC_URL, which turns dynamic charges on", name)
 			}
 		}
 		return nil
 	}
-	if n := len(pixLocationPrefix(c.PublicURL)); n > pix.MaxLocationPrefix {
+	if n := len(pixLocationPrefix(c.Server.PublicURL)); n > pix.MaxLocationPrefix {
 		return fmt.Errorf("PIXGATE_PUBLIC_URL: too long for a dynamic BR Code: without https:// and with %s it has %d characters, at most %d fit",
 			httpapi.PixLocationPath, n, pix.MaxLocationPrefix)
 	}
@@ -46,13 +46,13 @@ func pixLocationConfig(c Config) error {
 // GET /pix/qr/{locationId}, and its per-address rate limit. With a PSP, which serves the
 // locations of the charges it makes, pixgate serves none.
 func (a *app) wirePixLocation(deps *httpapi.Deps) error {
-	if a.cfg.PublicURL == "" || a.psp != nil {
+	if a.cfg.Server.PublicURL == "" || a.psp != nil {
 		return nil
 	}
 	var key *rsa.PrivateKey
 	var err error
-	if a.cfg.PixSigningKey != "" {
-		if key, err = pixsign.LoadKeyFile(a.cfg.PixSigningKey); err != nil {
+	if a.cfg.Pix.SigningKeyFile != "" {
+		if key, err = pixsign.LoadKeyFile(a.cfg.Pix.SigningKeyFile); err != nil {
 			return fmt.Errorf("PIXGATE_PIX_SIGNING_KEY_FILE: %w", err)
 		}
 	} else {
@@ -62,18 +62,18 @@ func (a *app) wirePixLocation(deps *httpapi.Deps) error {
 		}
 	}
 	var previous []*rsa.PublicKey
-	if a.cfg.PixSigningPrevious != "" {
-		if previous, err = pixsign.LoadPublicKeysFile(a.cfg.PixSigningPrevious); err != nil {
+	if a.cfg.Pix.SigningPreviousFile != "" {
+		if previous, err = pixsign.LoadPublicKeysFile(a.cfg.Pix.SigningPreviousFile); err != nil {
 			return fmt.Errorf("PIXGATE_PIX_SIGNING_PREVIOUS_KEYS_FILE: %w", err)
 		}
 	}
 	var chain []*x509.Certificate
-	if a.cfg.PixSigningCert != "" {
-		if chain, err = pixsign.LoadCertificateChainFile(a.cfg.PixSigningCert); err != nil {
+	if a.cfg.Pix.SigningCertFile != "" {
+		if chain, err = pixsign.LoadCertificateChainFile(a.cfg.Pix.SigningCertFile); err != nil {
 			return fmt.Errorf("PIXGATE_PIX_SIGNING_CERT_FILE: %w", err)
 		}
 	}
-	signer, err := pixsign.New(pixsign.Config{Key: key, Previous: previous, Chain: chain, KeySetURL: a.cfg.PublicURL + httpapi.PixKeySetPath})
+	signer, err := pixsign.New(pixsign.Config{Key: key, Previous: previous, Chain: chain, KeySetURL: a.cfg.Server.PublicURL + httpapi.PixKeySetPath})
 	if err != nil {
 		return fmt.Errorf("PIXGATE_PIX_SIGNING_KEY_FILE: %w", err)
 	}
@@ -82,9 +82,9 @@ func (a *app) wirePixLocation(deps *httpapi.Deps) error {
 		cacheSize = application.DefaultPixLocationCacheSize
 	}
 	deps.PixLocation = &httpapi.PixLocationDeps{
-		Show:    application.NewShowPixLocation(a.stores.transactions, signer, a.clock, a.cfg.PixKey, cacheSize),
+		Show:    application.NewShowPixLocation(a.stores.transactions, signer, a.clock, a.cfg.Pix.Key, cacheSize),
 		KeySet:  signer.KeySet(),
-		Limiter: httpapi.NewRateLimiter(a.cfg.PixLocationRPS, a.cfg.PixLocationBurst, a.clock),
+		Limiter: httpapi.NewRateLimiter(a.cfg.Pix.LocationRPS, a.cfg.Pix.LocationBurst, a.clock),
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ func (a *app) newPSP() error {
 	if !a.cfg.Acquirer.On() {
 		return nil
 	}
-	c, err := apipix.New(apipix.Config{Transport: a.cfg.Acquirer.transport(a.observePSP), Key: a.cfg.PixKey, Name: a.cfg.Acquirer.Name})
+	c, err := apipix.New(apipix.Config{Transport: a.cfg.Acquirer.transport(a.observePSP), Key: a.cfg.Pix.Key, Name: a.cfg.Acquirer.Name})
 	if err != nil {
 		return acquirerSettingError(err)
 	}

@@ -20,7 +20,7 @@ const sandboxRefundSettleJob = "settling sandbox refunds"
 
 // transactionFee is the fee on each paid transaction, as configured.
 func (a *app) transactionFee() domain.FeePolicy {
-	return domain.FeePolicy{FixedCents: domain.Cents(a.cfg.FeeFixedCents), BasisPoints: a.cfg.FeeBasisPoints}
+	return domain.FeePolicy{FixedCents: domain.Cents(a.cfg.Pix.FeeFixedCents), BasisPoints: a.cfg.Pix.FeeBasisPoints}
 }
 
 // sandboxWorld is the simulated outside world of PIXGATE_SANDBOX=true: the gateway's receiving
@@ -31,7 +31,7 @@ type sandboxWorld struct {
 }
 
 func newSandboxWorld(cfg Config) (*sandboxWorld, error) {
-	account, err := sandbox.ReceivingAccount(cfg.PixKey, cfg.MerchantName)
+	account, err := sandbox.ReceivingAccount(cfg.Pix.Key, cfg.Pix.MerchantName)
 	if err != nil {
 		return nil, fmt.Errorf("PIXGATE_PIX_KEY: the sandbox needs the key's type: %w", err)
 	}
@@ -53,7 +53,7 @@ func (a *app) wireSandbox(deps *httpapi.Deps) error {
 		RejectDispute: tx.RejectDispute, FailRefund: tx.FailRefund,
 		FailWithdrawal: wd.FailWithdrawal, RejectWithdrawal: wd.RejectWithdrawal, RefundWithdrawal: wd.RefundWithdrawal,
 	}
-	settleTxs := sandbox.NewSettleTransactions(txs, a.clock, a.emitter.Acquirer(), a.cfg.SandboxSettle)
+	settleTxs := sandbox.NewSettleTransactions(txs, a.clock, a.emitter.Acquirer(), a.cfg.Sandbox.Settle)
 	a.jobs = append(a.jobs, job{name: sandboxRefundSettleJob, pace: application.Pace{Interval: sandboxRefundSettleEvery, Bound: sandboxSettleBound}, run: settleTxs.RunOnce})
 	return nil
 }

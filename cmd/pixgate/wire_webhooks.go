@@ -16,7 +16,7 @@ import (
 // events routes.
 func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	opts := a.webhookOptions
-	opts.AllowPrivate, opts.CAFile, opts.Clock = a.cfg.WebhookPrivate, a.cfg.WebhookCAFile, a.clock
+	opts.AllowPrivate, opts.CAFile, opts.Clock = a.cfg.Webhooks.AllowPrivate, a.cfg.Webhooks.CAFile, a.clock
 	sender, err := webhook.NewSender(opts)
 	if err != nil {
 		return fmt.Errorf("PIXGATE_WEBHOOK_CA_FILE: %w", err)
@@ -24,10 +24,10 @@ func (a *app) wireWebhooks(deps *httpapi.Deps) error {
 	dispatcher, err := application.NewDispatcher(a.stores.outbox, a.stores.accounts, httpapi.EventEncoder{PublicURL: a.publicURL}, sender, a.clock, system.Random{},
 		application.DispatcherConfig{
 			Owner:           a.ids.NewID(), // one owner per process: leases tell instances apart
-			Concurrency:     a.cfg.WebhookWorkers,
+			Concurrency:     a.cfg.Webhooks.Workers,
 			PollInterval:    time.Second,
 			MaxPollInterval: webhookPollBound,
-			Lease:           a.cfg.WebhookLease,
+			Lease:           a.cfg.Webhooks.Lease,
 			Logger:          a.log,
 			OnAttempt:       a.onWebhookAttempt,
 		})

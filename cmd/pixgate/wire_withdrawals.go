@@ -18,7 +18,7 @@ import (
 //     canceled); it is sent once a provider is configured.
 func (a *app) wireWithdrawals(deps *httpapi.Deps) error {
 	repo := a.stores.withdrawals
-	settings := application.WithdrawalSettings{Acquirer: a.acquirerName(), Fee: domain.Cents(a.cfg.WithdrawalFee)}
+	settings := application.WithdrawalSettings{Acquirer: a.acquirerName(), Fee: domain.Cents(a.cfg.Pix.WithdrawalFeeCents)}
 	if a.sandbox != nil {
 		// The gateway's account pays the withdrawals out, the one that receives the payments.
 		payer := a.sandbox.account
