@@ -30,6 +30,7 @@ import (
 	"github.com/pixgate/pixgate/adapters/metrics"
 	"github.com/pixgate/pixgate/adapters/paypage"
 	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/adapters/pixsign"
 	"github.com/pixgate/pixgate/adapters/qr"
 	"github.com/pixgate/pixgate/adapters/sandbox"
 	"github.com/pixgate/pixgate/adapters/system"
@@ -62,6 +63,15 @@ type apiSettings struct {
 	// (default 5 and 20).
 	PayStreamsPerCharge  int
 	PayStreamsPerAddress int
+	// DynamicCharges is PIXGATE_PUBLIC_URL set to the API's own address (wire_pixlocation.go):
+	// the API is served over TLS at its https address, every code holds a payload location
+	// under it, and GET /pix/qr/{locationId} and /pix/jwks answer, signed as PixSigning says
+	// (its Key nil: one key shared by the tests; its KeySetURL is the API's). PixLocationRPS
+	// and PixLocationBurst limit both routes per address (default 50/s, burst 200).
+	DynamicCharges   bool
+	PixSigning       pixsign.Config
+	PixLocationRPS   float64
+	PixLocationBurst int
 	// TokenTTL of issued tokens (default 1 h).
 	TokenTTL time.Duration
 	// JWTIssuer is the tokens' iss (default "pixgate").
@@ -145,7 +155,13 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	must(t, err)
 	a.hasher, a.issuer = hasher, issuer
 
-	emitter, err := pix.NewEmitter(pix.EmitterConfig{PixKey: "pix@pixgate.example", MerchantName: "PIXGATE SANDBOX", MerchantCity: "SAO PAULO"})
+	var locationPrefix string
+	if set.DynamicCharges {
+		publicURL = "https://" + srv.Listener.Addr().String()
+		locationPrefix = strings.TrimPrefix(publicURL, "https://") + httpapi.PixLocationPath
+	}
+	emitter, err := pix.NewEmitter(pix.EmitterConfig{PixKey: "pix@pixgate.example", MerchantName: "PIXGATE SANDBOX", MerchantCity: "SAO PAULO",
+		LocationPrefix: locationPrefix})
 	must(t, err)
 	renderer := a.metrics.QRRenderer(qr.New(qr.Options{Timeout: 10 * time.Second}))
 	fee := domain.FeePolicy{BasisPoints: 99}
@@ -247,13 +263,47 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 		Logger:   log,
 	})
 	deps.PaymentPage = a.payPage
+	if set.DynamicCharges {
+		deps.PixLocation = pixLocation(t, set, txs, a.clock, publicURL)
+	}
 
 	server := httpapi.New(httpapi.Config{MaxBodyBytes: set.MaxBodyBytes, Sandbox: !set.NoSandbox, PublicURL: publicURL}, deps)
 	a.metrics.KnownRoutes(server.RouteNames()...)
 	srv.Config.Handler = server.Handler()
-	srv.Start()
+	if set.DynamicCharges {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	return a
 }
+
+// pixLocation is what serve wires with PIXGATE_PUBLIC_URL: the signer, the use case that
+// answers the locations, with serve's cache size, and their rate limit.
+func pixLocation(t *testing.T, set apiSettings, txs ports.TransactionRepository, clock ports.Clock, publicURL string) *httpapi.PixLocationDeps {
+	t.Helper()
+	cfg := set.PixSigning
+	if cfg.Key == nil {
+		key, err := pixKey()
+		must(t, err)
+		cfg.Key = key
+	}
+	cfg.KeySetURL = publicURL + httpapi.PixKeySetPath
+	signer, err := pixsign.New(cfg)
+	must(t, err)
+	if set.PixLocationRPS == 0 && set.PixLocationBurst == 0 {
+		set.PixLocationRPS, set.PixLocationBurst = 50, 200
+	}
+	return &httpapi.PixLocationDeps{
+		Show:    application.NewShowPixLocation(txs, signer, clock, "pix@pixgate.example", application.DefaultPixLocationCacheSize),
+		KeySet:  signer.KeySet(),
+		Limiter: httpapi.NewRateLimiter(set.PixLocationRPS, set.PixLocationBurst, clock),
+	}
+}
+
+// pixKey signs the payload locations of every API whose PixSigning names no key: a key of
+// its own, never the token key, made once.
+var pixKey = sync.OnceValues(pixsign.GenerateKey)
 
 func (s *apiSettings) defaults() {
 	if s.Settle == 0 && !s.SettleNow {

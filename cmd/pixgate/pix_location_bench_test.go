@@ -25,7 +25,10 @@ import (
 //     for the first fetch after a change of status: the look-up and one PS256 signature (two
 //     charges fetched in turn with room for one kept answer, so every fetch signs).
 //
-// Requests are served in process (httptest.NewRecorder), so no socket is timed. Run it with:
+// Requests are served in process (httptest.NewRecorder), so no socket is timed. It measures the
+// server as serve assembles it, with serve's cache of signed answers sized by the benchmark, so
+// it stays beside newApp while the locations' behaviour is tested in adapters/httpapi
+// (pix_location_test.go), whose harness builds for tests only (*testing.T). Run it with:
 //
 //	go test -run '^$' -bench PixLocation -benchmem ./cmd/pixgate
 func BenchmarkPixLocation(b *testing.B) {

@@ -1,23 +1,23 @@
-package main
+package httpapi_test
+
+// Dynamic charges over real HTTPS (docs/API.md, Dynamic charges): with DynamicCharges the API's
+// public address is its own TLS test server, so that the URL in each BR Code and the jku in each
+// JWS are fetched exactly as a payer's bank would fetch them. Helpers here start with "loc".
+// What only serve's configuration decides (the PIXGATE_PIX_SIGNING_*_FILE files, the generated
+// key's warning, the public address's length) is tested in cmd/pixgate.
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,37 +25,10 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/pixsign"
 	"github.com/pixgate/pixgate/adapters/qr/qrtest"
 )
-
-// Dynamic charges over real HTTPS: pixgate's public address is its own TLS test server, so
-// that the URL in each BR Code and the jku in each JWS are fetched exactly as a payer's bank
-// would fetch them. Helpers here start with "loc".
-
-// locEnv is newEnv served over TLS, with PIXGATE_PUBLIC_URL set to its own https address.
-func locEnv(t *testing.T, vars map[string]string, options ...func(*app)) *env {
-	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	t.Cleanup(srv.Close)
-	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0",
-		"PIXGATE_TOKEN_RATE_LIMIT_RPS": "0", "PIXGATE_TOKEN_FAILURE_LIMIT": "0",
-		"PIXGATE_PUBLIC_URL": "https://" + srv.Listener.Addr().String()}
-	for k, v := range vars {
-		base[k] = v
-	}
-	cfg, err := loadConfig(func(k string) string { return base[k] })
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	logs := &syncBuffer{}
-	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), options...)
-	if err != nil {
-		t.Fatalf("building the app: %v", err)
-	}
-	srv.Config.Handler = a.server.Handler()
-	srv.StartTLS()
-	return &env{t: t, app: a, srv: srv, log: logs}
-}
 
 // locCharge is a created dynamic charge, as its 201 answer and its BR Code show it.
 type locCharge struct {
@@ -105,10 +78,9 @@ func locCRC(s string) string {
 
 // locCreate creates a charge of body and checks its code's structure and CRC; its QR image
 // is TestDynamicChargeCodeAndLocation's to read.
-func (e *env) locCreate(tok string, body map[string]any) locCharge {
-	e.t.Helper()
-	t := e.t
-	r := e.do("POST", "/transaction", tok, body)
+func (a *api) locCreate(t *testing.T, tok string, body map[string]any) locCharge {
+	t.Helper()
+	r := a.do("POST", "/transaction", tok, body)
 	if r.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
@@ -118,22 +90,20 @@ func (e *env) locCreate(tok string, body map[string]any) locCharge {
 	if !strings.HasSuffix(uri[:len(uri)-4], "6304") || locCRC(uri[:len(uri)-4]) != uri[len(uri)-4:] {
 		t.Fatalf("the CRC of %q does not check", uri)
 	}
-	c := locCharge{id: m["id"].(string), uri: uri, createdAt: e.do("GET", "/transaction/"+m["id"].(string), tok, nil).json(t)["createdAt"].(string), fields: locTLV(t, uri)}
+	c := locCharge{id: m["id"].(string), uri: uri, createdAt: a.do("GET", "/transaction/"+m["id"].(string), tok, nil).json(t)["createdAt"].(string), fields: locTLV(t, uri)}
 	c.account, c.additional = locTLV(t, c.fields["26"]), locTLV(t, c.fields["62"])
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pr["qrCodeBase64"].(string), "data:image/png;base64,"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	c.png = raw
 	return c
 }
 
 // locFetch fetches a URL the way a payer's bank does: over https, no token.
-func (e *env) locFetch(url string) response {
-	e.t.Helper()
-	res, err := e.srv.Client().Get(url)
+func (a *api) locFetch(t *testing.T, url string) response {
+	t.Helper()
+	res, err := a.srv.Client().Get(url)
 	if err != nil {
-		e.t.Fatalf("GET %s: %v", url, err)
+		t.Fatalf("GET %s: %v", url, err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
@@ -141,33 +111,31 @@ func (e *env) locFetch(url string) response {
 }
 
 // locVerify fetches the charge's location, verifies its JWS with go-jose against the key set
-// fetched from its jku, and returns the header and the payload.
-func (e *env) locVerify(c locCharge) (jose.Header, map[string]any, string) {
-	e.t.Helper()
-	t := e.t
-	r := e.locFetch("https://" + c.account["25"])
+// fetched from its jku, and returns the header, the payload and the JWS.
+func (a *api) locVerify(t *testing.T, c locCharge) (jose.Header, map[string]any, string) {
+	t.Helper()
+	r := a.locFetch(t, "https://"+c.account["25"])
 	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/jose" {
 		t.Fatalf("location: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
 	}
-	h, body := e.locCheck(string(r.body), nil)
+	h, body := a.locCheck(t, string(r.body), nil)
 	return h, body, string(r.body)
 }
 
 // locCheck verifies jws against keySet, or against the key set at its jku when keySet is nil.
-func (e *env) locCheck(jws string, keySet []byte) (jose.Header, map[string]any) {
-	e.t.Helper()
-	t := e.t
+func (a *api) locCheck(t *testing.T, jws string, keySet []byte) (jose.Header, map[string]any) {
+	t.Helper()
 	obj, err := jose.ParseSigned(jws, []jose.SignatureAlgorithm{jose.PS256})
 	if err != nil {
 		t.Fatalf("not a PS256 JWS: %v\n%s", err, jws)
 	}
 	h := obj.Signatures[0].Protected
 	jku, _ := h.ExtraHeaders["jku"].(string)
-	if want := e.app.cfg.Server.PublicURL + "/pix/jwks"; jku != want || h.KeyID == "" {
+	if want := a.srv.URL + httpapi.PixKeySetPath; jku != want || h.KeyID == "" {
 		t.Fatalf("header jku %q kid %q; want jku %s and a kid", jku, h.KeyID, want)
 	}
 	if keySet == nil {
-		r := e.locFetch(jku)
+		r := a.locFetch(t, jku)
 		if r.status != http.StatusOK {
 			t.Fatalf("jku: %d", r.status)
 		}
@@ -186,9 +154,7 @@ func (e *env) locCheck(jws string, keySet []byte) (jose.Header, map[string]any) 
 		t.Fatalf("the JWS does not verify: %v", err)
 	}
 	var body map[string]any
-	if err := json.Unmarshal(payload, &body); err != nil {
-		t.Fatal(err)
-	}
+	must(t, json.Unmarshal(payload, &body))
 	return h, body
 }
 
@@ -199,12 +165,14 @@ func locStatus(body map[string]any) (string, float64) {
 }
 
 func TestDynamicChargeCodeAndLocation(t *testing.T) {
-	e := locEnv(t, nil)
-	_, tok := e.account()
-	c := e.locCreate(tok, fullTransaction())
+	t.Parallel()
+	a := newAPI(t, apiSettings{DynamicCharges: true})
+	_, tok := a.account()
+	c := a.locCreate(t, tok, fullTransaction())
 
 	t.Run("the code is dynamic: location without scheme, no key, no amount, txid ***", func(t *testing.T) {
-		host := strings.TrimPrefix(e.app.cfg.Server.PublicURL, "https://")
+		t.Parallel()
+		host := strings.TrimPrefix(a.srv.URL, "https://")
 		loc, ok := strings.CutPrefix(c.account["25"], host+"/pix/qr/")
 		if !ok || len(loc) < 25 || len(loc) > 32 || strings.Contains(loc, strings.ReplaceAll(c.id, "-", "")) {
 			t.Fatalf("26-25 = %q; want %s/pix/qr/ and a location id", c.account["25"], host)
@@ -216,13 +184,15 @@ func TestDynamicChargeCodeAndLocation(t *testing.T) {
 	})
 
 	t.Run("its QR image reads back as the code", func(t *testing.T) {
+		t.Parallel()
 		if got := qrtest.Decode(t, c.png); got != c.uri {
 			t.Fatalf("the QR image reads\n %q\nwant the code\n %q", got, c.uri)
 		}
 	})
 
 	t.Run("the location verifies against its jku and states the charge", func(t *testing.T) {
-		h, body, _ := e.locVerify(c)
+		t.Parallel()
+		h, body, _ := a.locVerify(t, c)
 		if h.Algorithm != "PS256" {
 			t.Errorf("alg %s", h.Algorithm)
 		}
@@ -256,156 +226,195 @@ func TestDynamicChargeCodeAndLocation(t *testing.T) {
 	})
 
 	t.Run("without an item description there is no solicitacaoPagador", func(t *testing.T) {
-		_, body, _ := e.locVerify(e.locCreate(tok, minimalTransaction()))
+		t.Parallel()
+		_, body, _ := a.locVerify(t, a.locCreate(t, tok, minimalTransaction()))
 		if _, ok := body["solicitacaoPagador"]; ok {
 			t.Errorf("solicitacaoPagador = %v", body["solicitacaoPagador"])
 		}
 	})
 
 	t.Run("an unchanged charge answers the same signed bytes again", func(t *testing.T) {
-		_, _, first := e.locVerify(c)
-		_, _, again := e.locVerify(c)
+		t.Parallel()
+		_, _, first := a.locVerify(t, c)
+		_, _, again := a.locVerify(t, c)
 		if first != again {
 			t.Error("the second fetch of an unchanged charge was signed again")
 		}
 	})
 
 	t.Run("a sandbox payment makes it CONCLUIDA at revision 1", func(t *testing.T) {
-		if r := e.do("POST", "/sandbox/transaction/"+c.id+"/pay", tok, nil); r.status != http.StatusOK {
+		t.Parallel()
+		// A charge of its own, fetched first so that its ATIVA answer is kept: the payment
+		// must replace it.
+		paid := a.locCreate(t, tok, fullTransaction())
+		if _, body, _ := a.locVerify(t, paid); body["status"] != "ATIVA" {
+			t.Fatalf("before payment: %v", body["status"])
+		}
+		if r := a.do("POST", "/sandbox/transaction/"+paid.id+"/pay", tok, nil); r.status != http.StatusOK {
 			t.Fatalf("pay: %d %s", r.status, r.body)
 		}
-		_, body, _ := e.locVerify(c)
+		_, body, _ := a.locVerify(t, paid)
 		if s, rev := locStatus(body); s != "CONCLUIDA" || rev != 1 {
 			t.Fatalf("after payment: %s revision %v", s, rev)
 		}
 	})
 
-	t.Run("unknown, malformed and id-shaped locations answer 404 problems", func(t *testing.T) {
-		for _, id := range []string{"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "short", c.id, strings.Repeat("A", 33), "ABCDEFGHIJKLMNOPQRSTUVWXY_"} {
-			r := e.locFetch(e.srv.URL + "/pix/qr/" + id)
+	for name, id := range map[string]string{
+		"unknown": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "too short": "short", "the transaction id": c.id,
+		"too long": strings.Repeat("A", 33), "outside the alphabet": "ABCDEFGHIJKLMNOPQRSTUVWXY_",
+	} {
+		t.Run("a location "+name+" answers the 404 problem", func(t *testing.T) {
+			t.Parallel()
+			r := a.locFetch(t, a.srv.URL+"/pix/qr/"+id)
 			if r.status != http.StatusNotFound || r.json(t)["code"] != "not_found" {
 				t.Errorf("%s: %d %s", id, r.status, r.body)
 			}
-		}
-	})
+		})
+	}
 }
 
 func TestDynamicChargeExpiresAsRemovidaPeloPSP(t *testing.T) {
-	clock := &fakeClock{}
-	e := locEnv(t, nil, func(a *app) { a.clock = clock })
-	_, tok := e.account()
+	t.Parallel()
+	clock := newFakeClock(time.Now().UTC())
+	a := newAPI(t, apiSettings{DynamicCharges: true, Clock: clock})
+	_, tok := a.account()
 	body := minimalTransaction()
 	body["pix"] = map[string]any{"expirationSeconds": 60}
-	c := e.locCreate(tok, body)
-	if _, b, _ := e.locVerify(c); b["status"] != "ATIVA" {
+	c := a.locCreate(t, tok, body)
+	if _, b, _ := a.locVerify(t, c); b["status"] != "ATIVA" {
 		t.Fatalf("new charge: %v", b["status"])
 	}
 
-	clock.Advance(61 * time.Second)
-	_, b, before := e.locVerify(c)
+	clock.advance(61 * time.Second)
+	_, b, before := a.locVerify(t, c)
 	if s, rev := locStatus(b); s != "REMOVIDA_PELO_PSP" || rev != 1 {
 		t.Fatalf("expired by the clock, before the sweeper: %s revision %v", s, rev)
 	}
-	if n := e.lcExpire(clock.Now()); n != 1 {
+	if n := a.expire(); n != 1 {
 		t.Fatalf("the sweeper expired %d", n)
 	}
-	_, b, after := e.locVerify(c)
+	_, b, after := a.locVerify(t, c)
 	if s, rev := locStatus(b); s != "REMOVIDA_PELO_PSP" || rev != 1 || after != before {
 		t.Fatalf("after the sweeper: %s revision %v (the same revision must answer the same JWS: %v)", s, rev, after == before)
 	}
 }
 
+// The acquirer's callback (POST /acquirer/pix) as its own tests send it.
+const (
+	locAcquirerSecret = "acquirer-shared-secret-of-at-least-32-characters"
+	locE2E            = "E00360305202611221419aBcDeFgHiJk"
+	locOtherE2E       = "E00360305202611221420zYxWvUtSrQp"
+)
+
+// locPix is one `pix` entry paying 10.00, the amount of minimalTransaction, now, in Brasília's
+// offset as acquirers write it.
+func locPix(txid, e2e string) map[string]any {
+	return map[string]any{
+		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
+		"horario":     time.Now().In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00"),
+		"infoPagador": "pedido 123",
+	}
+}
+
+type locResult struct {
+	EndToEndID string `json:"endToEndId"`
+	TxID       string `json:"txid"`
+	IDEnvio    string `json:"idEnvio"`
+	Outcome    string `json:"outcome"`
+	Status     string `json:"status"`
+	Detail     string `json:"detail"`
+	Devolucoes []struct {
+		ID      string `json:"id"`
+		RtrID   string `json:"rtrId"`
+		Outcome string `json:"outcome"`
+		Detail  string `json:"detail"`
+	} `json:"devolucoes"`
+}
+
+// locNotify posts body as the acquirer, wants a 200 answer and returns its results.
+func (a *api) locNotify(t *testing.T, body any) []locResult {
+	t.Helper()
+	r := a.do("POST", "/acquirer/pix", "", body, "Authorization", "Bearer "+locAcquirerSecret)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d, want 200\n%s", r.status, r.body)
+	}
+	var out struct {
+		Results []locResult `json:"results"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("answer %s: %v", r.body, err)
+	}
+	return out.Results
+}
+
 func TestAcquirerCallbackPaysADynamicChargeByItsCobTxID(t *testing.T) {
-	e := locEnv(t, map[string]string{"PIXGATE_ACQUIRER_SECRET": acqSecret})
-	_, tok := e.account()
-	c := e.locCreate(tok, minimalTransaction())
-	_, body, _ := e.locVerify(c)
+	t.Parallel()
+	a := newAPI(t, apiSettings{DynamicCharges: true, AcquirerSecret: locAcquirerSecret})
+	_, tok := a.account()
+	c := a.locCreate(t, tok, minimalTransaction())
+	_, body, _ := a.locVerify(t, c)
 	txid := body["txid"].(string)
 
-	res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{acqPix(txid, acqE2E)}}))
+	res := a.locNotify(t, map[string]any{"pix": []any{locPix(txid, locE2E)}})
 	if len(res) != 1 || res[0].Outcome != "applied" || res[0].Status != "PAID" || res[0].TxID != txid {
 		t.Fatalf("results %+v", res)
 	}
-	if got := e.do("GET", "/transaction/"+c.id, tok, nil).json(t); got["status"] != "PAID" || got["endToEnd"] != acqE2E {
+	if got := a.do("GET", "/transaction/"+c.id, tok, nil).json(t); got["status"] != "PAID" || got["endToEnd"] != locE2E {
 		t.Fatalf("transaction %v %v", got["status"], got["endToEnd"])
 	}
-	_, body, _ = e.locVerify(c)
+	_, body, _ = a.locVerify(t, c)
 	if s, rev := locStatus(body); s != "CONCLUIDA" || rev != 1 {
 		t.Fatalf("location after the callback: %s revision %v", s, rev)
 	}
 	// An unknown cob-shaped txid is unknown, as any other.
-	res = acqResults(t, e.acqNotify(map[string]any{"pix": []any{acqPix("ZZZZZZZZZZZZZZZZZZZZZZZZZZ", acqOtherE2E)}}))
+	res = a.locNotify(t, map[string]any{"pix": []any{locPix("ZZZZZZZZZZZZZZZZZZZZZZZZZZ", locOtherE2E)}})
 	if res[0].Outcome != "unknown_txid" {
 		t.Fatalf("unknown cob txid: %+v", res[0])
 	}
 }
 
-// locKeyFile writes key as PEM in a file of the test's own.
-func locKeyFile(t *testing.T, blocks ...*pem.Block) string {
-	t.Helper()
-	var b bytes.Buffer
-	for _, bl := range blocks {
-		b.Write(pem.EncodeToMemory(bl))
-	}
-	path := filepath.Join(t.TempDir(), "key.pem")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func locKey(t *testing.T) *rsa.PrivateKey {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return k
 }
 
-func pkcs1(k *rsa.PrivateKey) *pem.Block {
-	return &pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}
-}
-
 func TestPixSigningKeyRotationAndCertificateChain(t *testing.T) {
+	t.Parallel()
 	oldKey, newKey := locKey(t), locKey(t)
 
-	old := locEnv(t, map[string]string{"PIXGATE_PIX_SIGNING_KEY_FILE": locKeyFile(t, pkcs1(oldKey))})
-	if strings.Contains(old.log.String(), "PIXGATE_PIX_SIGNING_KEY_FILE") {
-		t.Error("a configured key was reported as generated")
-	}
+	old := newAPI(t, apiSettings{DynamicCharges: true, PixSigning: pixsign.Config{Key: oldKey}})
 	_, tok := old.account()
-	_, _, before := old.locVerify(old.locCreate(tok, minimalTransaction()))
+	_, _, before := old.locVerify(t, old.locCreate(t, tok, minimalTransaction()))
 
 	t.Run("after a rotation the key set serves both keys and the old JWS still verifies", func(t *testing.T) {
-		rotated := locEnv(t, map[string]string{
-			"PIXGATE_PIX_SIGNING_KEY_FILE":           locKeyFile(t, pkcs1(newKey)),
-			"PIXGATE_PIX_SIGNING_PREVIOUS_KEYS_FILE": locKeyFile(t, pkcs1(oldKey)),
-		})
+		t.Parallel()
+		rotated := newAPI(t, apiSettings{DynamicCharges: true,
+			PixSigning: pixsign.Config{Key: newKey, Previous: []*rsa.PublicKey{&oldKey.PublicKey}}})
 		_, tok := rotated.account()
-		hNew, _, _ := rotated.locVerify(rotated.locCreate(tok, minimalTransaction()))
-		keySet := rotated.locFetch(rotated.app.cfg.Server.PublicURL + "/pix/jwks").body
-		hOld, _ := old.locCheck(before, keySet)
+		hNew, _, _ := rotated.locVerify(t, rotated.locCreate(t, tok, minimalTransaction()))
+		keySet := rotated.locFetch(t, rotated.srv.URL+httpapi.PixKeySetPath).body
+		hOld, _ := old.locCheck(t, before, keySet)
 		if hOld.KeyID == hNew.KeyID {
 			t.Fatal("the new key signs with the old kid")
 		}
 	})
 
 	t.Run("a certificate chain goes into the header as x5c and x5t#S256", func(t *testing.T) {
+		t.Parallel()
 		tpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "pay.shop.example"},
 			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
 		der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &newKey.PublicKey, newKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := locEnv(t, map[string]string{
-			"PIXGATE_PIX_SIGNING_KEY_FILE":  locKeyFile(t, pkcs1(newKey)),
-			"PIXGATE_PIX_SIGNING_CERT_FILE": locKeyFile(t, &pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		})
-		_, tok := e.account()
-		h, _, _ := e.locVerify(e.locCreate(tok, minimalTransaction()))
+		must(t, err)
+		cert, err := x509.ParseCertificate(der)
+		must(t, err)
+		a := newAPI(t, apiSettings{DynamicCharges: true, PixSigning: pixsign.Config{Key: newKey, Chain: []*x509.Certificate{cert}}})
+		_, tok := a.account()
+		h, _, _ := a.locVerify(t, a.locCreate(t, tok, minimalTransaction()))
 		roots := x509.NewCertPool()
-		cert, _ := x509.ParseCertificate(der)
 		roots.AddCert(cert)
 		chains, err := h.Certificates(x509.VerifyOptions{Roots: roots})
 		if err != nil || len(chains) != 1 || !chains[0][0].Equal(cert) {
@@ -417,59 +426,40 @@ func TestPixSigningKeyRotationAndCertificateChain(t *testing.T) {
 	})
 }
 
-func TestPixLocationWithoutPublicURL(t *testing.T) {
-	e := newEnv(t, nil)
-	_, tok := e.account()
-	r := e.do("POST", "/transaction", tok, minimalTransaction())
+func TestWithoutDynamicChargesCodesAreStaticAndLocationsAnswer404(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	_, tok := a.account()
+	r := a.do("POST", "/transaction", tok, minimalTransaction())
 	uri := r.json(t)["pixResponse"].(map[string]any)["uri"].(string)
 	if account := locTLV(t, locTLV(t, uri)["26"]); account["01"] != "pix@pixgate.example" || account["25"] != "" {
 		t.Fatalf("without a public address the code must stay static: %v", account)
 	}
-	for _, path := range []string{"/pix/qr/ABCDEFGHIJKLMNOPQRSTUVWXYZ", "/pix/jwks"} {
-		if r := e.do("GET", path, "", nil); r.status != http.StatusNotFound {
-			t.Errorf("%s: %d", path, r.status)
-		}
-	}
-	if strings.Contains(e.log.String(), "PIXGATE_PIX_SIGNING_KEY_FILE") {
-		t.Error("a key for dynamic charges was generated without a public address")
+	for _, path := range []string{"/pix/qr/ABCDEFGHIJKLMNOPQRSTUVWXYZ", httpapi.PixKeySetPath} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			if r := a.do("GET", path, "", nil); r.status != http.StatusNotFound {
+				t.Errorf("%s: %d", path, r.status)
+			}
+		})
 	}
 }
 
-func TestPixLocationGeneratedKeyWarnsAndLimitsPerAddress(t *testing.T) {
-	e := locEnv(t, map[string]string{"PIXGATE_PIX_LOCATION_RATE_LIMIT_RPS": "0.01", "PIXGATE_PIX_LOCATION_RATE_LIMIT_BURST": "2"})
-	if !strings.Contains(e.log.String(), `"level":"WARN","msg":"no PIXGATE_PIX_SIGNING_KEY_FILE`) {
-		t.Errorf("no warning about the generated key:\n%s", e.log.String())
-	}
-	_, tok := e.account()
-	c := e.locCreate(tok, minimalTransaction())
+func TestPixLocationIsRateLimitedPerAddressWithItsKeySet(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t, apiSettings{DynamicCharges: true, PixLocationRPS: 0.01, PixLocationBurst: 2})
+	_, tok := a.account()
+	c := a.locCreate(t, tok, minimalTransaction())
 	for i := range 2 {
-		if r := e.locFetch("https://" + c.account["25"]); r.status != http.StatusOK {
+		if r := a.locFetch(t, "https://"+c.account["25"]); r.status != http.StatusOK {
 			t.Fatalf("fetch %d: %d", i, r.status)
 		}
 	}
-	r := e.locFetch("https://" + c.account["25"])
+	r := a.locFetch(t, "https://"+c.account["25"])
 	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || r.json(t)["code"] != "rate_limited" {
 		t.Fatalf("over the limit: %d %v %s", r.status, r.header, r.body)
 	}
-	if r := e.locFetch(e.app.cfg.Server.PublicURL + "/pix/jwks"); r.status != http.StatusTooManyRequests {
+	if r := a.locFetch(t, a.srv.URL+httpapi.PixKeySetPath); r.status != http.StatusTooManyRequests {
 		t.Fatalf("the key set shares the limit: %d", r.status)
-	}
-}
-
-func TestPixLocationSettings(t *testing.T) {
-	cases := map[string]map[string]string{
-		"a public URL too long for a BR Code": {"PIXGATE_PUBLIC_URL": "https://" + strings.Repeat("h", 40) + ".example"},
-		"a signing key without a public URL":  {"PIXGATE_PIX_SIGNING_KEY_FILE": "/etc/pixgate/pix.pem"},
-		"a rate of -1":                        {"PIXGATE_PIX_LOCATION_RATE_LIMIT_RPS": "-1"},
-	}
-	for name, vars := range cases {
-		if _, err := loadConfig(func(k string) string { return vars[k] }); err == nil || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: %v; want a one-line error", name, err)
-		}
-	}
-	if _, err := loadConfig(func(k string) string {
-		return map[string]string{"PIXGATE_PUBLIC_URL": "https://" + strings.Repeat("h", 35) + ".example"}[k]
-	}); err != nil {
-		t.Errorf("a 43-character public host: %v", err)
 	}
 }
