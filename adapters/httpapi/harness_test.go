@@ -66,6 +66,8 @@ type apiSettings struct {
 	AcquirerSecret string
 	// WithdrawalFee in cents (default 0).
 	WithdrawalFee int64
+	// Fee on a paid transaction (default 0.99%, no fixed part: PIXGATE_FEE_BASIS_POINTS 99).
+	Fee *domain.FeePolicy
 	// Clock is the API's clock (default the wall clock, in UTC).
 	Clock ports.Clock
 	// Accounts is the account store (default a new memory one); two APIs may share one.
@@ -74,6 +76,10 @@ type apiSettings struct {
 	Webhook webhook.Options
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// AuthCacheTTL is how long the API trusts what it read about a credential and its account
+	// (default 2 s); NoAuthCache reads them on every request (PIXGATE_AUTH_CACHE_TTL 0).
+	AuthCacheTTL time.Duration
+	NoAuthCache  bool
 }
 
 // api is one assembled API and what its tests reach behind it.
@@ -105,8 +111,9 @@ var signingKey = sync.OnceValues(jwtauth.GenerateKey)
 var credentialKey = bytes.Repeat([]byte{0x5a}, 32)
 
 // newAPI assembles the API with the settings s (none: the defaults) and serves it until the
-// test ends.
-func newAPI(t *testing.T, s ...apiSettings) *api {
+// test ends. t may be a fuzz target's *testing.F: its API's helper methods (account, do...)
+// need a *testing.T, so a fuzz target calls the handler, a.srv.Config.Handler, itself.
+func newAPI(t testing.TB, s ...apiSettings) *api {
 	t.Helper()
 	var set apiSettings
 	if len(s) > 0 {
@@ -120,8 +127,9 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	t.Cleanup(srv.Close)
 	publicURL := "http://" + srv.Listener.Addr().String()
 
-	a := &api{t: t, srv: srv, log: logs, clock: set.Clock, store: memory.NewStore(), ids: system.UUIDs{}, metrics: metrics.New()}
-	authCache := application.NewAuthCache(2*time.Second, a.clock, 0)
+	tt, _ := t.(*testing.T)
+	a := &api{t: tt, srv: srv, log: logs, clock: set.Clock, store: memory.NewStore(), ids: system.UUIDs{}, metrics: metrics.New()}
+	authCache := application.NewAuthCache(set.AuthCacheTTL, a.clock, 0)
 	a.accounts = authCache.Invalidating(set.Accounts)
 	txs := a.metrics.Transactions(a.store.Transactions())
 	wds := a.metrics.Withdrawals(a.store.Withdrawals())
@@ -142,6 +150,9 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	must(t, err)
 	renderer := a.metrics.QRRenderer(qr.New(qr.Options{Timeout: 10 * time.Second}))
 	fee := domain.FeePolicy{BasisPoints: 99}
+	if set.Fee != nil {
+		fee = *set.Fee
+	}
 	receiver, err := sandbox.ReceivingAccount("pix@pixgate.example", "PIXGATE SANDBOX")
 	must(t, err)
 
@@ -251,6 +262,9 @@ func (s *apiSettings) defaults() {
 	if s.PayRPS == 0 && s.PayBurst == 0 {
 		s.PayRPS, s.PayBurst = 5, 30
 	}
+	if s.AuthCacheTTL == 0 && !s.NoAuthCache {
+		s.AuthCacheTTL = 2 * time.Second
+	}
 	if s.TokenTTL == 0 {
 		s.TokenTTL = time.Hour
 	}
@@ -282,7 +296,7 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
