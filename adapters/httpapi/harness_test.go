@@ -96,6 +96,9 @@ type api struct {
 	issuer   ports.TokenIssuer
 	metrics  *metrics.Metrics
 
+	// server is the assembled HTTP adapter (its router's routes).
+	server *httpapi.Server
+
 	expirer     *application.ExpireTransactions
 	settler     *sandbox.SettleTransactions
 	payouts     *application.PayOutWithdrawals
@@ -250,6 +253,7 @@ func newAPI(t testing.TB, s ...apiSettings) *api {
 
 	server := httpapi.New(httpapi.Config{MaxBodyBytes: set.MaxBodyBytes, Sandbox: !set.NoSandbox, PublicURL: publicURL}, deps)
 	a.metrics.KnownRoutes(server.RouteNames()...)
+	a.server = server
 	srv.Config.Handler = server.Handler()
 	srv.Start()
 	return a
