@@ -4,18 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -32,29 +26,11 @@ import (
 // security_flows_http_test.go (API5 to API10, webhook forgery). Helpers here start with "sec";
 // other tests of this package use them too.
 
-// secSigningKey is the RSA key the apps of these tests sign with (through
-// PIXGATE_JWT_PRIVATE_KEY_FILE), so that the tests can forge tokens with the very key the
-// server trusts.
-var secSigningKey = sync.OnceValue(func() *rsa.PrivateKey { return secNewKey() })
-
-func secNewKey() *rsa.PrivateKey {
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
-
-// secEnv is newEnv with the known signing key, refunds and withdrawals settling as soon as the
-// settle jobs run, and vars on top.
+// secEnv is newEnv with refunds and withdrawals settling as soon as the settle jobs run, and
+// vars on top.
 func secEnv(t *testing.T, vars map[string]string, options ...func(*app)) *env {
 	t.Helper()
-	keyFile := filepath.Join(t.TempDir(), "signing-key.pem")
-	block := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(secSigningKey())})
-	if err := os.WriteFile(keyFile, block, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	base := map[string]string{"PIXGATE_JWT_PRIVATE_KEY_FILE": keyFile, "PIXGATE_SANDBOX_SETTLE_SECONDS": "0"}
+	base := map[string]string{"PIXGATE_SANDBOX_SETTLE_SECONDS": "0"}
 	for k, v := range vars {
 		base[k] = v
 	}
