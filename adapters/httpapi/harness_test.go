@@ -266,9 +266,6 @@ func (s *apiSettings) defaults() {
 	if s.PayRPS == 0 && s.PayBurst == 0 {
 		s.PayRPS, s.PayBurst = 5, 30
 	}
-	if s.AuthCacheTTL == 0 && !s.NoAuthCache {
-		s.AuthCacheTTL = 2 * time.Second
-	}
 	if s.TokenTTL == 0 {
 		s.TokenTTL = time.Hour
 	}
@@ -280,6 +277,9 @@ func (s *apiSettings) defaults() {
 	}
 	if s.Accounts == nil {
 		s.Accounts = memory.NewAccounts()
+	}
+	if s.AuthCacheTTL == 0 && !s.NoAuthCache {
+		s.AuthCacheTTL = 2 * time.Second
 	}
 }
 
