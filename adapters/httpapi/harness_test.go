@@ -90,6 +90,10 @@ type apiSettings struct {
 	Webhook webhook.Options
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// AuthCacheTTL is how long the API trusts what it read about a credential and its account
+	// (default 2 s); NoAuthCache reads them on every request (PIXGATE_AUTH_CACHE_TTL 0).
+	AuthCacheTTL time.Duration
+	NoAuthCache  bool
 }
 
 // api is one assembled API and what its tests reach behind it.
@@ -105,6 +109,9 @@ type api struct {
 	hasher   ports.Secrets
 	issuer   ports.TokenIssuer
 	metrics  *metrics.Metrics
+
+	// server is the assembled HTTP adapter (its router's routes).
+	server *httpapi.Server
 
 	expirer     *application.ExpireTransactions
 	settler     *sandbox.SettleTransactions
@@ -122,8 +129,9 @@ var signingKey = sync.OnceValues(jwtauth.GenerateKey)
 var credentialKey = bytes.Repeat([]byte{0x5a}, 32)
 
 // newAPI assembles the API with the settings s (none: the defaults) and serves it until the
-// test ends.
-func newAPI(t *testing.T, s ...apiSettings) *api {
+// test ends. t may be a fuzz target's *testing.F: its API's helper methods (account, do...)
+// need a *testing.T, so a fuzz target calls the handler, a.srv.Config.Handler, itself.
+func newAPI(t testing.TB, s ...apiSettings) *api {
 	t.Helper()
 	var set apiSettings
 	if len(s) > 0 {
@@ -137,8 +145,9 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 	t.Cleanup(srv.Close)
 	publicURL := "http://" + srv.Listener.Addr().String()
 
-	a := &api{t: t, srv: srv, log: logs, clock: set.Clock, store: memory.NewStore(), ids: system.UUIDs{}, metrics: metrics.New()}
-	authCache := application.NewAuthCache(2*time.Second, a.clock, 0)
+	tt, _ := t.(*testing.T)
+	a := &api{t: tt, srv: srv, log: logs, clock: set.Clock, store: memory.NewStore(), ids: system.UUIDs{}, metrics: metrics.New()}
+	authCache := application.NewAuthCache(set.AuthCacheTTL, a.clock, 0)
 	a.accounts = authCache.Invalidating(set.Accounts)
 	txs := a.metrics.Transactions(a.store.Transactions())
 	wds := a.metrics.Withdrawals(a.store.Withdrawals())
@@ -269,6 +278,7 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 
 	server := httpapi.New(httpapi.Config{MaxBodyBytes: set.MaxBodyBytes, Sandbox: !set.NoSandbox, PublicURL: publicURL}, deps)
 	a.metrics.KnownRoutes(server.RouteNames()...)
+	a.server = server
 	srv.Config.Handler = server.Handler()
 	if set.DynamicCharges {
 		srv.StartTLS()
@@ -280,7 +290,7 @@ func newAPI(t *testing.T, s ...apiSettings) *api {
 
 // pixLocation is what serve wires with PIXGATE_PUBLIC_URL: the signer, the use case that
 // answers the locations, with serve's cache size, and their rate limit.
-func pixLocation(t *testing.T, set apiSettings, txs ports.TransactionRepository, clock ports.Clock, publicURL string) *httpapi.PixLocationDeps {
+func pixLocation(t testing.TB, set apiSettings, txs ports.TransactionRepository, clock ports.Clock, publicURL string) *httpapi.PixLocationDeps {
 	t.Helper()
 	cfg := set.PixSigning
 	if cfg.Key == nil {
@@ -330,6 +340,9 @@ func (s *apiSettings) defaults() {
 	if s.Accounts == nil {
 		s.Accounts = memory.NewAccounts()
 	}
+	if s.AuthCacheTTL == 0 && !s.NoAuthCache {
+		s.AuthCacheTTL = 2 * time.Second
+	}
 }
 
 // unconfiguredAcquirer is production without an acquirer API: every devolution waits.
@@ -349,7 +362,7 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 )
 
 // The budget of wrong secrets per client_id (TokenLimits). The HTTP behaviour, with many client
-// addresses, is tested through the whole app in cmd/pixgate/oauth_http_test.go.
+// addresses, is tested through the whole API in oauth_http_test.go.
 func TestClientGuessBudget(t *testing.T) {
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	newBudgets := func(perMinute int) (*failureBudgets, *fakeClock) {

@@ -1,11 +1,9 @@
-package main
+package httpapi_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -19,48 +17,30 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// Arbitrary bodies through the whole app, in process: the real handler with its middleware,
-// use cases and memory store, called without a socket so that the fuzzer runs fast. The
-// seeds run in every plain `go test`.
+// Arbitrary bodies through the whole API (harness_test.go), in process: the real handler with
+// its middleware, use cases and memory store, called without a socket so that the fuzzer runs
+// fast. The seeds run in every plain `go test`. Helpers start with "fuzz".
 
-// fuzzApp builds pixgate as `serve` does (with vars on top of the sandbox and no rate limit),
-// and a bearer token of an account with every scope.
-func fuzzApp(f *testing.F, vars map[string]string) (*app, string) {
+// fuzzAPI builds the API with s, and a bearer token of an account with every scope.
+func fuzzAPI(f *testing.F, s apiSettings) (*api, string) {
 	f.Helper()
-	base := map[string]string{"PIXGATE_SANDBOX": "true", "PIXGATE_RATE_LIMIT_RPS": "0",
-		// Tests ask for many tokens, and fail on purpose; the token limits have their own tests.
-		"PIXGATE_TOKEN_RATE_LIMIT_RPS": "0", "PIXGATE_TOKEN_FAILURE_LIMIT": "0"}
-	for k, v := range vars {
-		base[k] = v
-	}
-	cfg, err := loadConfig(func(k string) string { return base[k] })
-	if err != nil {
-		f.Fatal(err)
-	}
-	a, err := newApp(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-	if err != nil {
-		f.Fatal(err)
-	}
+	a := newAPI(f, s)
 	ctx := context.Background()
-	created, err := application.NewCreateAccount(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(ctx, "Loja Fuzz", nil)
-	if err != nil {
-		f.Fatal(err)
-	}
+	created, err := application.NewCreateAccount(a.accounts, a.ids, a.clock, a.hasher).Execute(ctx, "Loja Fuzz", nil)
+	must(f, err)
 	tok, err := a.issuer.Issue(ctx, domain.Principal{AccountID: created.Account.ID(), ClientID: created.Credential.ClientID,
 		Scopes: created.Account.Scopes()}, 24*time.Hour)
-	if err != nil {
-		f.Fatal(err)
-	}
+	must(f, err)
 	return a, tok.Token
 }
 
 // fuzzPost serves one POST in process and returns the recorded answer.
-func fuzzPost(a *app, path, auth string, body []byte) *httptest.ResponseRecorder {
+func fuzzPost(a *api, path, auth string, body []byte) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", auth)
 	rec := httptest.NewRecorder()
-	a.server.Handler().ServeHTTP(rec, req)
+	a.srv.Config.Handler.ServeHTTP(rec, req)
 	return rec
 }
 
@@ -86,7 +66,7 @@ func fuzzCheckAnswer(t *testing.T, rec *httptest.ResponseRecorder, body []byte, 
 }
 
 func FuzzHTTPCreate(f *testing.F) {
-	a, tok := fuzzApp(f, nil)
+	a, tok := fuzzAPI(f, apiSettings{})
 	seeds := []any{
 		minimalTransaction(), fullTransaction(),
 		map[string]any{"amount": 1000, "paymentMethod": "PIX", "pix": map[string]any{}, "idempotencyKey": "fuzz-key-0001"},
@@ -126,7 +106,7 @@ func FuzzHTTPCreate(f *testing.F) {
 // FuzzHTTPMediaType posts a valid body under arbitrary Content-Type headers: only JSON (with a
 // UTF-8 charset, if any) is read; anything else answers 415 and creates nothing.
 func FuzzHTTPMediaType(f *testing.F) {
-	a, tok := fuzzApp(f, nil)
+	a, tok := fuzzAPI(f, apiSettings{})
 	for _, ct := range []string{
 		"application/json", "application/json; charset=utf-8", "APPLICATION/JSON;charset=UTF-8", "text/plain", "",
 		"application/json; charset=latin1", "application/jsonx", "application/problem+json", "multipart/form-data; boundary=x",
@@ -140,7 +120,7 @@ func FuzzHTTPMediaType(f *testing.F) {
 		req.Header.Set("Content-Type", contentType)
 		req.Header.Set("Authorization", "Bearer "+tok)
 		rec := httptest.NewRecorder()
-		a.server.Handler().ServeHTTP(rec, req)
+		a.srv.Config.Handler.ServeHTTP(rec, req)
 		fuzzCheckAnswer(t, rec, []byte(contentType), http.StatusCreated, http.StatusUnsupportedMediaType)
 		mt, params, err := mime.ParseMediaType(contentType)
 		charset, hasCharset := params["charset"]
@@ -156,7 +136,7 @@ func FuzzHTTPMediaType(f *testing.F) {
 // or 422; never 5xx.
 func FuzzHTTPAcquirerCallback(f *testing.F) {
 	const secret = "acquirer-shared-secret-of-at-least-32-characters"
-	a, tok := fuzzApp(f, map[string]string{"PIXGATE_ACQUIRER_SECRET": secret})
+	a, tok := fuzzAPI(f, apiSettings{AcquirerSecret: secret})
 	// A charge the seeds pay, so that the fuzzer starts from a callback that applies.
 	rec := fuzzPost(a, "/transaction", "Bearer "+tok, []byte(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`))
 	var created struct{ ID string }
@@ -168,7 +148,7 @@ func FuzzHTTPAcquirerCallback(f *testing.F) {
 		f.Fatal(err)
 	}
 	// horario must lie between the charge's creation and now plus 5 minutes: a minute from now.
-	horario := acqHorario(time.Now().Add(time.Minute))
+	horario := time.Now().Add(time.Minute).In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00")
 	entry := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
 		`"horario": "` + horario + `", "infoPagador": "pedido 123"}`
 	refund := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +

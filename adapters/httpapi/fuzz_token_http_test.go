@@ -1,4 +1,4 @@
-package main
+package httpapi_test
 
 import (
 	"bytes"
@@ -16,15 +16,13 @@ import (
 )
 
 // FuzzHTTPToken sends arbitrary form bodies, query strings and Authorization headers to the
-// token endpoints through the whole app, in process: every answer is 200 (only for the right
+// token endpoints through the whole API, in process: every answer is 200 (only for the right
 // secret, with scopes the account holds), 400, 401 or 413 with an RFC 6749 body of a
 // documented error, never 5xx and never a problem document.
 func FuzzHTTPToken(f *testing.F) {
-	a, _ := fuzzApp(f, nil)
-	created, err := application.NewCreateAccount(a.stores.accounts, a.ids, a.clock, a.hasher).Execute(context.Background(), "Loja Fuzz Token", nil)
-	if err != nil {
-		f.Fatal(err)
-	}
+	a, _ := fuzzAPI(f, apiSettings{})
+	created, err := application.NewCreateAccount(a.accounts, a.ids, a.clock, a.hasher).Execute(context.Background(), "Loja Fuzz Token", nil)
+	must(f, err)
 	id, secret := created.Credential.ClientID, created.Credential.Secret
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
 	form := func(kv ...string) string {
@@ -77,7 +75,7 @@ func FuzzHTTPToken(f *testing.F) {
 				req.Header.Set("Authorization", auth)
 			}
 			rec := httptest.NewRecorder()
-			a.server.Handler().ServeHTTP(rec, req)
+			a.srv.Config.Handler.ServeHTTP(rec, req)
 			if !slices.Contains([]int{200, 400, 401, 413}, rec.Code) {
 				t.Fatalf("%s %s with %q, %q answered %d: %s", ep.method, target, body, auth, rec.Code, rec.Body)
 			}
@@ -93,7 +91,7 @@ func FuzzHTTPToken(f *testing.F) {
 				t.Fatalf("not JSON: %s", rec.Body)
 			}
 			if rec.Code == http.StatusOK {
-				if answer.AccessToken == "" || !carriesSecret(string(body)+query, auth, secret) {
+				if answer.AccessToken == "" || !fuzzCarriesSecret(string(body)+query, auth, secret) {
 					t.Fatalf("a token for a request without the secret: %q %q %q", body, query, auth)
 				}
 				continue
@@ -105,9 +103,9 @@ func FuzzHTTPToken(f *testing.F) {
 	})
 }
 
-// carriesSecret tells whether a request could hold secret: in its form or query, plain or
+// fuzzCarriesSecret tells whether a request could hold secret: in its form or query, plain or
 // form-encoded, or in its Basic header.
-func carriesSecret(formAndQuery, auth, secret string) bool {
+func fuzzCarriesSecret(formAndQuery, auth, secret string) bool {
 	if strings.Contains(formAndQuery, secret) || strings.Contains(formAndQuery, url.QueryEscape(secret)) {
 		return true
 	}
