@@ -52,6 +52,8 @@ func NewAcquirerCallback(cfg Config, acq AcquirerDeps, deps CallbackDeps) *Serve
 		cfg:  Config{MaxBodyBytes: cfg.MaxBodyBytes},
 		deps: Deps{Acquirer: &acq, Observer: deps.Observer, Logger: log},
 		log:  log,
+		// Its lines go through slog: the callback listener's traffic is the acquirer's alone.
+		access: &accessLog{log: log},
 	}
 	r := mux.NewRouter()
 	r.Use(nameRoute)

@@ -148,10 +148,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					writeProblem(rec, r, http.StatusInternalServerError, "internal_error", "an internal error occurred; quote the request id to support", nil)
 				}
 			}
-			elapsed := time.Since(start)
-			s.log.LogAttrs(ctx, slog.LevelInfo, "request",
-				slog.String("requestId", id), slog.String("method", r.Method), slog.String("route", route),
-				slog.Int("status", rec.status), slog.Float64("durationMs", float64(elapsed.Microseconds())/1000))
+			end := time.Now()
+			elapsed := end.Sub(start)
+			s.access.request(ctx, end, id, r.Method, route, rec.status, elapsed)
 			if s.deps.Observer != nil {
 				s.deps.Observer.ObserveRequest(route, r.Method, rec.status, elapsed)
 			}

@@ -60,6 +60,11 @@ type Deps struct {
 	Metrics http.Handler
 	// Optional: nil, logs are discarded.
 	Logger *slog.Logger
+	// Optional: Logger's output, when Logger is slog's JSON handler over it with no options but
+	// the level (as cmd builds it): the access log's lines are then written to it by hand, the
+	// same bytes at a fraction of the cost (accesslog.go). It must take concurrent Writes, one
+	// line each. Nil, they go through Logger.
+	AccessLog io.Writer
 
 	// Each route group's use cases, declared beside its routes.
 	Auth        AuthDeps       // auth_routes.go
@@ -119,6 +124,7 @@ type Server struct {
 	cfg    Config
 	deps   Deps
 	log    *slog.Logger
+	access *accessLog
 	router *mux.Router
 
 	jsonBufs jsonBuffers // the buffers of GET /transaction/{id}'s answers (transaction_json.go)
@@ -140,7 +146,7 @@ func New(cfg Config, deps Deps) *Server {
 		deps.Clock = wallClock{}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{cfg: cfg, deps: deps, log: log}
+	s := &Server{cfg: cfg, deps: deps, log: log, access: &accessLog{log: log, w: deps.AccessLog}}
 	s.router = s.routes()
 	return s
 }
