@@ -228,7 +228,8 @@ func bearerToken(r *http.Request) (token string, present bool) {
 		return "", true
 	}
 	rest = strings.Trim(rest, " ")
-	if rest == "" || strings.ContainsAny(rest, " \t") {
+	// Two IndexByte scans: ContainsAny walks a 700-byte token a byte at a time.
+	if rest == "" || strings.IndexByte(rest, ' ') >= 0 || strings.IndexByte(rest, '\t') >= 0 {
 		return "", true
 	}
 	return rest, true
