@@ -232,7 +232,8 @@ func (s *Server) routes() *mux.Router {
 // regexp, even where the method differs (to tell a 405 from a 404): a lookup ran a dozen
 // regexps before reaching its own route. So each route's first matcher is a string test of the
 // literal start of its template (up to its first variable), which every path the route's
-// regexp matches starts with: a route whose path cannot match is passed over without a regexp.
+// regexp matches starts with, or, for a template without variables, the whole template, which
+// is the only path it matches: a route whose path cannot match is passed over without a regexp.
 //
 // The test must leave every answer as it was, and in mux v1.8.1 a matcher that succeeds has a
 // side effect: it clears an ErrMethodMismatch an earlier route recorded (why a POST to a path
@@ -241,13 +242,16 @@ func (s *Server) routes() *mux.Router {
 // method, or its path as mux matches it), so that the error is cleared as often as without it.
 // The routers of this package keep mux's defaults, which the path matcher below has too.
 func route(r *mux.Router, name, method, tpl string) *mux.Route {
-	prefix, _, _ := strings.Cut(tpl, "{")
+	prefix, _, variables := strings.Cut(tpl, "{")
 	path := mux.NewRouter().NewRoute().Path(tpl) // the route's path matcher alone
 	return r.Name(name).MatcherFunc(func(req *http.Request, m *mux.RouteMatch) bool {
 		if m.MatchErr == mux.ErrMethodMismatch {
 			return req.Method == method || path.Match(req, &mux.RouteMatch{})
 		}
-		return strings.HasPrefix(req.URL.Path, prefix) // mux matches req.URL.Path, not its encoded form
+		if !variables {
+			return req.URL.Path == tpl // mux matches req.URL.Path, not its encoded form
+		}
+		return strings.HasPrefix(req.URL.Path, prefix)
 	}).Methods(method).Path(tpl)
 }
 
