@@ -79,13 +79,17 @@ func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
 }
 
 func toLowerASCII(s string) string {
-	if !strings.ContainsFunc(s, func(c rune) bool { return c >= 'A' && c <= 'Z' }) {
+	upper := 0
+	for upper < len(s) && (s[upper] < 'A' || s[upper] > 'Z') {
+		upper++
+	}
+	if upper == len(s) {
 		return s // ids come lowercase: no copy
 	}
 	b := []byte(s)
-	for i, c := range b {
+	for i, c := range b[upper:] {
 		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
+			b[upper+i] = c + 'a' - 'A'
 		}
 	}
 	return string(b)
