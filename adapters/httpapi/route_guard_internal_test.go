@@ -6,13 +6,42 @@ import (
 	"testing"
 
 	"github.com/gorilla/mux"
+
+	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
 )
+
+// noPaymentPage registers the /pay routes; no test here serves them.
+type noPaymentPage struct{}
+
+func (noPaymentPage) Page(http.ResponseWriter, *http.Request, string)   {}
+func (noPaymentPage) Status(http.ResponseWriter, *http.Request, string) {}
+func (noPaymentPage) Events(http.ResponseWriter, *http.Request, string) {}
 
 // TestRouteGuardsMatchAsThePlainRoutesDo checks route's guards (server.go) against the same
 // routes registered without them, in the same order: every method on paths that match routes,
 // their prefixes, their neighbours and none, gives the same route, or the same 404 or 405.
+// Every route group is registered (the use cases are never called: only the router runs).
 func TestRouteGuardsMatchAsThePlainRoutesDo(t *testing.T) {
-	s, _ := secServer(failingTransactions(false, false), fakeEmitter{})
+	repo := failingTransactions(false, false)
+	clock := newFakeClock(fakeNow)
+	s := New(Config{Sandbox: true}, completeDeps(Deps{
+		Authenticator:     fakeAuthenticator{},
+		CreateTransaction: application.NewCreateTransaction(repo, fakeEmitter{}, fakeRenderer{}, fakeIDs{}, fakeCapabilities{}, clock),
+		GetTransaction:    application.NewGetTransaction(repo),
+		ListTransactions:  application.NewListTransactions(repo),
+		RefundTransaction: application.NewRefundTransaction(repo, fakeDevolutions(repo, clock), fakeIDs{}, clock, func(error) {}),
+		Sandbox: SandboxDeps{
+			PayTransaction: &application.Transition[*domain.Transaction, *domain.AccountHolder]{},
+			OpenDispute:    &application.TransactionStep{}, AcceptDispute: &application.TransactionStep{},
+			RejectDispute: &application.TransactionStep{}, FailRefund: &application.TransactionStep{},
+			FailWithdrawal: &application.WithdrawalStep{}, RejectWithdrawal: &application.WithdrawalStep{},
+			RefundWithdrawal: &application.WithdrawalStep{},
+		},
+		Acquirer:    &AcquirerDeps{Notifications: &application.ApplyPixNotifications{}, Secret: "secret"},
+		PixLocation: &PixLocationDeps{Show: &application.ShowPixLocation{}, KeySet: []byte(`{"keys":[]}`)},
+		PaymentPage: noPaymentPage{},
+	}))
 	guarded := s.router
 	plain := mux.NewRouter()
 	for _, r := range s.Routes() {
