@@ -12,6 +12,8 @@ require (
 	github.com/getkin/kin-openapi v0.142.0
 	github.com/go-faster/errors v0.8.0
 	github.com/go-faster/jx v1.2.0
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+	github.com/goccy/go-json v0.12.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.6.0
 	github.com/labstack/echo/v4 v4.16.0
@@ -20,6 +22,7 @@ require (
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/ogen-go/ogen v1.24.0
 	github.com/pixgate/pixgate v0.0.0-00010101000000-000000000000
+	github.com/segmentio/encoding v0.5.4
 	github.com/testcontainers/testcontainers-go v0.45.0
 	github.com/tsenart/vegeta/v12 v12.13.0
 	go.mongodb.org/mongo-driver/v2 v2.10.0
@@ -59,7 +62,6 @@ require (
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/ghodss/yaml v1.0.0 // indirect
 	github.com/go-faster/yaml v0.4.6 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect

@@ -52,6 +52,8 @@ func NewAcquirerCallback(cfg Config, acq AcquirerDeps, deps CallbackDeps) *Serve
 		cfg:  Config{MaxBodyBytes: cfg.MaxBodyBytes},
 		deps: Deps{Acquirer: &acq, Observer: deps.Observer, Logger: log},
 		log:  log,
+		// Its lines go through slog: the callback listener's traffic is the acquirer's alone.
+		access: &accessLog{log: log},
 	}
 	r := mux.NewRouter()
 	r.Use(nameRoute)
@@ -62,8 +64,8 @@ func NewAcquirerCallback(cfg Config, acq AcquirerDeps, deps CallbackDeps) *Serve
 		w.Header().Set("Allow", http.MethodPost)
 		writeProblem(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "the route does not accept "+requestMethod(r), nil)
 	})
-	r.Name(CallbackPixRoute).Methods(http.MethodPost).Path("/acquirer/pix").Handler(callbackChecked(s.acquirerPix))
-	r.Name(CallbackProbeRoute).Methods(http.MethodPost).Path("/acquirer").HandlerFunc(callbackProbe)
+	route(r, CallbackPixRoute, http.MethodPost, "/acquirer/pix").Handler(callbackChecked(s.acquirerPix))
+	route(r, CallbackProbeRoute, http.MethodPost, "/acquirer").HandlerFunc(callbackProbe)
 	s.router = r
 	return s
 }

@@ -44,7 +44,7 @@ func (s *Server) acquirerRoutes(r *mux.Router) {
 	if d == nil {
 		return
 	}
-	r.Name("acquirer.pix").Methods(http.MethodPost).Path("/acquirer/pix").
+	route(r, "acquirer.pix", http.MethodPost, "/acquirer/pix").
 		Handler(acquirerAuthed(d.Secret, acquirerChecked(s.acquirerPix)))
 }
 

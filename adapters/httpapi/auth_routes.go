@@ -57,24 +57,24 @@ type AuthDeps struct {
 
 // authRoutes registers the token, JWKS, credential and webhook-secret routes.
 func (s *Server) authRoutes(r *mux.Router) {
-	r.Name("auth.token").Methods(http.MethodPost).Path("/auth/token").HandlerFunc(s.tokenGuard(s.postToken(documentStyle)))
-	r.Name("auth.token.get").Methods(http.MethodGet).Path("/auth/token").HandlerFunc(s.tokenGuard(s.getToken))
-	r.Name("oauth.token").Methods(http.MethodPost).Path("/oauth/token").HandlerFunc(s.tokenGuard(s.postToken(rfc6749Style)))
-	r.Name("oauth.metadata").Methods(http.MethodGet).Path("/.well-known/oauth-authorization-server").HandlerFunc(s.oauthMetadata)
-	r.Name("auth.jwks").Methods(http.MethodGet).Path("/.well-known/jwks.json").HandlerFunc(s.jwks)
+	route(r, "auth.token", http.MethodPost, "/auth/token").HandlerFunc(s.tokenGuard(s.postToken(documentStyle)))
+	route(r, "auth.token.get", http.MethodGet, "/auth/token").HandlerFunc(s.tokenGuard(s.getToken))
+	route(r, "oauth.token", http.MethodPost, "/oauth/token").HandlerFunc(s.tokenGuard(s.postToken(rfc6749Style)))
+	route(r, "oauth.metadata", http.MethodGet, "/.well-known/oauth-authorization-server").HandlerFunc(s.oauthMetadata)
+	route(r, "auth.jwks", http.MethodGet, "/.well-known/jwks.json").HandlerFunc(s.jwks)
 	// Credentials and the webhook secret are the keys to the account: a token that lacks
 	// account:admin (a reporting job's, say) can neither mint permanent credentials nor learn
 	// the secret that signs webhooks.
 	admin := domain.ScopeAccountAdmin
-	r.Name("auth.credentials.create").Methods(http.MethodPost).Path("/auth/credentials").
+	route(r, "auth.credentials.create", http.MethodPost, "/auth/credentials").
 		Handler(s.authed(admin, s.createCredential))
-	r.Name("auth.credentials.list").Methods(http.MethodGet).Path("/auth/credentials").
+	route(r, "auth.credentials.list", http.MethodGet, "/auth/credentials").
 		Handler(s.authed(admin, s.listCredentials))
-	r.Name("auth.credentials.revoke").Methods(http.MethodDelete).Path("/auth/credentials/{clientId}").
+	route(r, "auth.credentials.revoke", http.MethodDelete, "/auth/credentials/{clientId}").
 		Handler(s.authed(admin, s.revokeCredential))
-	r.Name("webhook.secret.get").Methods(http.MethodGet).Path("/webhook/secret").
+	route(r, "webhook.secret.get", http.MethodGet, "/webhook/secret").
 		Handler(s.authed(admin, s.getWebhookSecret))
-	r.Name("webhook.secret.rotate").Methods(http.MethodPost).Path("/webhook/secret/rotate").
+	route(r, "webhook.secret.rotate", http.MethodPost, "/webhook/secret/rotate").
 		Handler(s.authed(admin, s.rotateWebhookSecret))
 }
 

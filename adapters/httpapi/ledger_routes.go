@@ -40,7 +40,7 @@ const (
 // ledgerRoutes registers GET /balance/entries: the statement as JSON pages, or as one CSV
 // document of every page with Accept: text/csv.
 func (s *Server) ledgerRoutes(r *mux.Router) {
-	r.Name("balance.entries").Methods(http.MethodGet).Path("/balance/entries").
+	route(r, "balance.entries", http.MethodGet, "/balance/entries").
 		Handler(s.authed(domain.ScopeBalanceRead, s.listEntries))
 }
 

@@ -18,7 +18,7 @@ var openAPIDocument []byte
 // openAPIRoute registers GET /openapi.json, an operational route: no token, one sent is
 // ignored.
 func (s *Server) openAPIRoute(r *mux.Router) {
-	r.Name("openapi").Methods(http.MethodGet).Path("/openapi.json").HandlerFunc(serveOpenAPI)
+	route(r, "openapi", http.MethodGet, "/openapi.json").HandlerFunc(serveOpenAPI)
 }
 
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {

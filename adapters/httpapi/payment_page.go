@@ -35,9 +35,9 @@ func (s *Server) paymentPageRoutes(r *mux.Router) {
 			serve(w, r, mux.Vars(r)["token"])
 		}
 	}
-	r.Name("payment.page").Methods(http.MethodGet).Path("/pay/{token}").HandlerFunc(mount(p.Page))
-	r.Name("payment.status").Methods(http.MethodGet).Path("/pay/{token}/status").HandlerFunc(mount(p.Status))
-	r.Name("payment.events").Methods(http.MethodGet).Path("/pay/{token}/events").HandlerFunc(mount(p.Events))
+	route(r, "payment.page", http.MethodGet, "/pay/{token}").HandlerFunc(mount(p.Page))
+	route(r, "payment.status", http.MethodGet, "/pay/{token}/status").HandlerFunc(mount(p.Status))
+	route(r, "payment.events", http.MethodGet, "/pay/{token}/events").HandlerFunc(mount(p.Events))
 }
 
 // Problems answers errors as this API answers its own, through the one error table, for the

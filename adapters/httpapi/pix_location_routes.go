@@ -33,8 +33,8 @@ func (s *Server) pixLocationRoutes(r *mux.Router) {
 		return
 	}
 	// No token: the location is a capability URL, and a payer's bank holds no pixgate token.
-	r.Name("pix.location").Methods(http.MethodGet).Path(PixLocationPath + "{locationId}").HandlerFunc(s.pixLimited(s.pixLocation))
-	r.Name("pix.keys").Methods(http.MethodGet).Path(PixKeySetPath).HandlerFunc(s.pixLimited(s.pixKeySet))
+	route(r, "pix.location", http.MethodGet, PixLocationPath+"{locationId}").HandlerFunc(s.pixLimited(s.pixLocation))
+	route(r, "pix.keys", http.MethodGet, PixKeySetPath).HandlerFunc(s.pixLimited(s.pixKeySet))
 }
 
 // pixLimited spends a token of the client address's bucket; over the limit it answers 429

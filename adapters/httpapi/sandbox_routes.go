@@ -38,7 +38,7 @@ func (d SandboxDeps) complete() bool {
 func (s *Server) sandboxRoutes(r *mux.Router) {
 	d := s.deps.Sandbox
 	route := func(name, path string, scope domain.Scope, h http.HandlerFunc) {
-		r.Name(name).Methods(http.MethodPost).Path(path).Handler(s.authed(scope, h))
+		route(r, name, http.MethodPost, path).Handler(s.authed(scope, h))
 	}
 	tx, wd := domain.ScopeTransactionWrite, domain.ScopeWithdrawalWrite
 	route("sandbox.transaction.pay", "/sandbox/transaction/{id}/pay", tx, transitionHandler(s, d.PayTransaction, sandboxPayer, s.transactionView))

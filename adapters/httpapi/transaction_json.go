@@ -36,7 +36,7 @@ func (bufs *jsonBuffers) writeTransaction(w http.ResponseWriter, status int, v *
 	buf, ok := appendTransactionJSON((*bp)[:0], v)
 	if !ok {
 		bufs.p.Put(bp)
-		writeJSON(w, status, v)
+		writeJSON(w, status, *v) // a copy: v itself does not escape, and the caller's view stays on its stack
 		return
 	}
 	buf = append(buf, '\n')

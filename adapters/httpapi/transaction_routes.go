@@ -13,13 +13,13 @@ import (
 )
 
 func (s *Server) transactionRoutes(r *mux.Router) {
-	r.Name("transaction.create").Methods(http.MethodPost).Path("/transaction").
+	route(r, "transaction.create", http.MethodPost, "/transaction").
 		Handler(s.authed(domain.ScopeTransactionWrite, s.limited(s.createTransaction)))
-	r.Name("transaction.list").Methods(http.MethodGet).Path("/transaction").
+	route(r, "transaction.list", http.MethodGet, "/transaction").
 		Handler(s.authed(domain.ScopeTransactionRead, s.listTransactions))
-	r.Name("transaction.get").Methods(http.MethodGet).Path("/transaction/{id}").
+	route(r, "transaction.get", http.MethodGet, "/transaction/{id}").
 		Handler(s.authed(domain.ScopeTransactionRead, s.getTransaction))
-	r.Name("transaction.refund").Methods(http.MethodPost).Path("/transaction/{id}/refund").
+	route(r, "transaction.refund", http.MethodPost, "/transaction/{id}/refund").
 		Handler(s.authed(domain.ScopeTransactionWrite, s.refundTransaction))
 }
 
@@ -79,13 +79,17 @@ func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
 }
 
 func toLowerASCII(s string) string {
-	if !strings.ContainsFunc(s, func(c rune) bool { return c >= 'A' && c <= 'Z' }) {
+	upper := 0
+	for upper < len(s) && (s[upper] < 'A' || s[upper] > 'Z') {
+		upper++
+	}
+	if upper == len(s) {
 		return s // ids come lowercase: no copy
 	}
 	b := []byte(s)
-	for i, c := range b {
+	for i, c := range b[upper:] {
 		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
+			b[upper+i] = c + 'a' - 'A'
 		}
 	}
 	return string(b)

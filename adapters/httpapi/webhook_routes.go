@@ -18,9 +18,9 @@ type WebhookDeps struct {
 // webhookRoutes registers GET /transaction/{id}/events and GET /withdrawal/{id}/events: the
 // notifications a resource raised and every delivery attempt, scoped like every other read.
 func (s *Server) webhookRoutes(r *mux.Router) {
-	r.Name("transaction.events").Methods(http.MethodGet).Path("/transaction/{id}/events").
+	route(r, "transaction.events", http.MethodGet, "/transaction/{id}/events").
 		Handler(s.authed(domain.ScopeTransactionRead, s.listEvents(domain.ResourceTransaction)))
-	r.Name("withdrawal.events").Methods(http.MethodGet).Path("/withdrawal/{id}/events").
+	route(r, "withdrawal.events", http.MethodGet, "/withdrawal/{id}/events").
 		Handler(s.authed(domain.ScopeWithdrawalRead, s.listEvents(domain.ResourceWithdrawal)))
 }
 

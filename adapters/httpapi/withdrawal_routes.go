@@ -21,13 +21,13 @@ type WithdrawalDeps struct {
 // withdrawalRoutes registers POST /withdrawal, GET /withdrawal/{id}, cancel and GET /balance.
 func (s *Server) withdrawalRoutes(r *mux.Router) {
 	d := s.deps.Withdrawals
-	r.Name("withdrawal.create").Methods(http.MethodPost).Path("/withdrawal").
+	route(r, "withdrawal.create", http.MethodPost, "/withdrawal").
 		Handler(s.authed(domain.ScopeWithdrawalWrite, s.createWithdrawal))
-	r.Name("withdrawal.get").Methods(http.MethodGet).Path("/withdrawal/{id}").
+	route(r, "withdrawal.get", http.MethodGet, "/withdrawal/{id}").
 		Handler(s.authed(domain.ScopeWithdrawalRead, s.getWithdrawal))
-	r.Name("withdrawal.cancel").Methods(http.MethodPost).Path("/withdrawal/{id}/cancel").
+	route(r, "withdrawal.cancel", http.MethodPost, "/withdrawal/{id}/cancel").
 		Handler(s.authed(domain.ScopeWithdrawalWrite, transitionHandler(s, d.Cancel, noInput, s.withdrawalView)))
-	r.Name("balance.get").Methods(http.MethodGet).Path("/balance").
+	route(r, "balance.get", http.MethodGet, "/balance").
 		Handler(s.authed(domain.ScopeBalanceRead, s.getBalance))
 
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pixgate/pixgate/domain"
 	"github.com/pixgate/pixgate/ports"
 )
@@ -22,7 +24,9 @@ func outcome(err error) string {
 }
 
 func (m *Metrics) timeCall(port, method string, start time.Time, err error) {
-	m.storeCallTimes.WithLabelValues(port, method, outcome(err)).Observe(time.Since(start).Seconds())
+	m.storeSeries.get(storeLabels{port, method, outcome(err)}, func(l storeLabels) prometheus.Observer {
+		return m.storeCallTimes.WithLabelValues(l.port, l.method, l.outcome)
+	}).Observe(time.Since(start).Seconds())
 }
 
 // QRRenderer times the wrapped renderer.

@@ -9,6 +9,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,40 @@ type Metrics struct {
 	// routes are the label values a request's route may take (KnownRoutes); nil lets any
 	// through.
 	routes map[string]bool
+
+	// The children of requests and latency, and of storeCallTimes, by their label values:
+	// WithLabelValues hashes, validates and looks up every value on every call, three times a
+	// request, where a map of the few label sets ever used finds them at once.
+	requestSeries seriesCache[requestLabels, requestSeries]
+	storeSeries   seriesCache[storeLabels, prometheus.Observer]
 }
+
+// seriesCache keeps what a vector's children cost to find, by their label values: as many
+// entries as the vectors have series, a bounded number (every label takes values of a fixed
+// set). Safe for concurrent use.
+type seriesCache[K comparable, V any] struct{ m sync.Map }
+
+// get returns the entry of k, made by newEntry(k) the first time.
+func (c *seriesCache[K, V]) get(k K, newEntry func(K) V) V {
+	if v, ok := c.m.Load(k); ok {
+		return v.(V)
+	}
+	v, _ := c.m.LoadOrStore(k, newEntry(k))
+	return v.(V)
+}
+
+// requestLabels are the label values of a request's series (status "other" outside 100 to
+// 599).
+type requestLabels struct{ route, method, status string }
+
+// requestSeries are the counter and the histogram of one label set of requestLabels.
+type requestSeries struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
+}
+
+// storeLabels are the label values of a store call's series.
+type storeLabels struct{ port, method, outcome string }
 
 // otherLabel replaces a method or route that is not one of the known ones: label values come
 // from a fixed set, so that no client can grow the series (and the scrape) without bound.
@@ -126,13 +160,24 @@ func (m *Metrics) ObserveRequest(route, method string, status int, elapsed time.
 	if m.routes != nil && !m.routes[route] {
 		route = otherLabel
 	}
-	s := strconv.Itoa(status)
-	if status < 100 || status > 599 {
-		s = otherLabel
+	s := otherLabel
+	if status >= 100 && status <= 599 {
+		s = statusLabels[status] // strconv.Itoa(status), without its allocation
 	}
-	m.requests.WithLabelValues(route, method, s).Inc()
-	m.latency.WithLabelValues(route, method, s).Observe(elapsed.Seconds())
+	series := m.requestSeries.get(requestLabels{route, method, s}, func(l requestLabels) requestSeries {
+		return requestSeries{m.requests.WithLabelValues(l.route, l.method, l.status), m.latency.WithLabelValues(l.route, l.method, l.status)}
+	})
+	series.count.Inc()
+	series.latency.Observe(elapsed.Seconds())
 }
+
+// statusLabels are the label values of the statuses 0 to 599.
+var statusLabels = func() (labels [600]string) {
+	for i := range labels {
+		labels[i] = strconv.Itoa(i)
+	}
+	return labels
+}()
 
 // ObserveDelivery records one webhook attempt (application.DispatcherConfig.OnAttempt).
 func (m *Metrics) ObserveDelivery(_ domain.Event, a ports.Attempt, status ports.DeliveryStatus) {

@@ -119,6 +119,9 @@ type app struct {
 	jwks      []byte // the JWKS document of verifier's keys
 	emitter   *pix.Emitter
 	renderer  ports.QRRenderer
+	// accessLog is log's output, where the API writes its access log's lines by hand (serve
+	// sets it; nil, they go through log).
+	accessLog io.Writer
 	// sandbox is the simulated world of PIXGATE_SANDBOX=true; nil, and never built, without it.
 	sandbox *sandboxWorld
 	// acquirer returns money to payers (refunds, late payments): the sandbox's, the acquirer's
@@ -238,6 +241,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		Clock:             a.clock,
 		Observer:          a.metrics,
 		Logger:            log,
+		AccessLog:         a.accessLog,
 		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(st.ledger)},
 	}
 	if cfg.Server.MetricsAddr == "" {

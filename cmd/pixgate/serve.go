@@ -29,7 +29,8 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		return fmt.Errorf("PIXGATE_ADDR: %w", err)
 	}
 	defer ln.Close()
-	options := []func(*app){func(a *app) { a.publicURL = ownBaseURL(ln.Addr().String()) }}
+	options := []func(*app){func(a *app) { a.publicURL = ownBaseURL(ln.Addr().String()) },
+		func(a *app) { a.accessLog = logOut }}
 	if cfg.QR.Process {
 		renderer, err := startQRProcess(ctx, cfg, log)
 		if err != nil {

@@ -95,9 +95,10 @@ func newInProcessAPI(renderer ports.QRRenderer) (*inProcessAPI, error) {
 			GetWebhookSecret:    application.NewGetWebhookSecret(accounts, clock),
 			RotateWebhookSecret: application.NewRotateWebhookSecret(accounts, clock, hasher),
 		},
-		Webhooks: httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, store.Outbox())},
-		Observer: m,
-		Logger:   slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Webhooks:  httpapi.WebhookDeps{ListEvents: application.NewListEvents(txs, wds, store.Outbox())},
+		Observer:  m,
+		Logger:    slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		AccessLog: io.Discard,
 	})
 	return &inProcessAPI{handler: srv.Handler(), store: store, create: create, issuer: issuer,
 		accounts: application.NewCreateAccount(accounts, ids, clock, hasher)}, nil

@@ -89,10 +89,48 @@ func BenchmarkServeGetTransaction(b *testing.B) {
 	s := newInProcessServer(b, realImages(b))
 	ids := s.seed(b, 1000)
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	i := 0
 	for b.Loop() {
 		s.serve(b, http.MethodGet, "/transaction/"+ids[i%len(ids)], nil, http.StatusOK)
 		i++
+	}
+}
+
+// BenchmarkServeGetTransactionBare is the in-process twin of the load run's bare baseline (a):
+// a plain http.HandlerFunc answering one stored transaction's GET body, fixed, through the same
+// harness (the same request with its bearer token, the same recorder). Run with
+// BenchmarkServeGetTransaction, the difference of the two is what pixgate's handler costs per
+// lookup beyond writing its answer:
+//
+//	cd test && go test -run '^$' -bench 'BenchmarkServeGetTransaction(Bare)?$' -benchmem ./load
+func BenchmarkServeGetTransactionBare(b *testing.B) {
+	s := newInProcessServer(b, realImages(b))
+	ids := s.seed(b, 1)
+	body := s.serve(b, http.MethodGet, "/transaction/"+ids[0], nil, http.StatusOK).Body.Bytes()
+	bare := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+	})
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		bare.ServeHTTP(w, s.api.request(http.MethodGet, "/transaction/"+ids[0], s.token, nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("bare: %d", w.Code)
+		}
+	}
+}
+
+// reportCPU, deferred before a benchmark's loop, reports the process's CPU time (user and
+// system, every thread: garbage collection included) per operation as cpu-ns/op, the figure
+// the load run's server CPU per request compares.
+func reportCPU(b *testing.B) func() {
+	start := selfCPU()
+	return func() {
+		b.ReportMetric(float64(selfCPU()-start)/float64(b.N), "cpu-ns/op")
 	}
 }
 
