@@ -277,6 +277,13 @@ func TestSIGTERMFinishesRequestsInFlightAndExitsZero(t *testing.T) {
 	if err := <-slowStarted; err != nil {
 		t.Fatalf("the slow request could not start: %v", err)
 	}
+	// The server accepts connections in the order they came: once a request on a connection
+	// dialled after the slow one's is answered, the slow one was accepted and is in flight.
+	probe, err := sdClient.Get(base + "/healthz")
+	if err != nil {
+		t.Fatalf("healthz after the slow request's start: %v", err)
+	}
+	probe.Body.Close()
 	mu.Lock()
 	termAt = time.Now()
 	mu.Unlock()
