@@ -24,11 +24,16 @@ import (
 const acqSecret = "acquirer-shared-secret-of-at-least-32-characters"
 
 func acqEnv(t *testing.T, vars map[string]string) *env {
+	return acqEnvWith(t, vars)
+}
+
+// acqEnvWith is acqEnv with options for the app, as newEnv takes them.
+func acqEnvWith(t *testing.T, vars map[string]string, options ...func(*app)) *env {
 	base := map[string]string{"PIXGATE_ACQUIRER_SECRET": acqSecret, "PIXGATE_SANDBOX_SETTLE_SECONDS": "0"}
 	for k, v := range vars {
 		base[k] = v
 	}
-	return newEnv(t, base)
+	return newEnv(t, base, options...)
 }
 
 func acqTxID(t *testing.T, id string) string {
