@@ -35,6 +35,7 @@ func wrRun(t *testing.T, j job) {
 }
 
 func TestTheWebhookIsRegisteredAtStartWithoutHoldingTheStart(t *testing.T) {
+	t.Parallel()
 	t.Run("registered at start", func(t *testing.T) {
 		p := psptest.New(t, psptest.Config{})
 		vars := dvPSPVars(p)
@@ -82,6 +83,7 @@ func TestTheWebhookIsRegisteredAtStartWithoutHoldingTheStart(t *testing.T) {
 }
 
 func TestWebhookRegistrationRuns(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_ACQUIRER_WEBHOOK_URL"] = wrURL
@@ -114,6 +116,7 @@ func TestWebhookRegistrationRuns(t *testing.T) {
 }
 
 func TestTheWebhookURLDefaultsToThePublicURL(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_PUBLIC_URL"] = "https://pay.pixgate.example/"
@@ -125,6 +128,7 @@ func TestTheWebhookURLDefaultsToThePublicURL(t *testing.T) {
 }
 
 func TestWebhookRegistrationOffMakesNoCall(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_ACQUIRER_WEBHOOK_URL"], vars["PIXGATE_ACQUIRER_WEBHOOK_REGISTER"] = wrURL, "false"
@@ -140,6 +144,7 @@ func TestWebhookRegistrationOffMakesNoCall(t *testing.T) {
 }
 
 func TestWithThePSPEachWithdrawalNamesItsAcquirer(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_ACQUIRER_NAME"] = "PSP_TESTE"
