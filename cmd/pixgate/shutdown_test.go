@@ -195,7 +195,7 @@ func sdRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 func TestSIGTERMFinishesRequestsInFlightAndExitsZero(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the program")
+		t.Skip("runs the program as a process of its own")
 	}
 	bin := sdProgram(t)
 	const clientID, secret = "shutdown-merchant", "shutdown-secret-0123456789-abcdefghijkl"
@@ -244,6 +244,7 @@ func TestSIGTERMFinishesRequestsInFlightAndExitsZero(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			// A last request after the exit, so that every worker has one the listener refused.
+			signalled := false
 			for n, last := 0, false; !last; n++ {
 				last = exited()
 				s := sdShoot(fmt.Sprintf("sd-%d-%d-c", w, n), "transaction.create", "POST", base+"/transaction", tok,
@@ -253,8 +254,9 @@ func TestSIGTERMFinishesRequestsInFlightAndExitsZero(t *testing.T) {
 					time.Sleep(20 * time.Millisecond) // the listener is closed: no use hammering it
 					continue
 				}
-				if n == 0 {
+				if !signalled {
 					going <- struct{}{}
+					signalled = true
 				}
 				var created struct{ ID string }
 				if s.status == http.StatusCreated && json.Unmarshal(s.body, &created) == nil && created.ID != "" {
