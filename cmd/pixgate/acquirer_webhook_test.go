@@ -37,6 +37,7 @@ func wrRun(t *testing.T, j job) {
 func TestTheWebhookIsRegisteredAtStartWithoutHoldingTheStart(t *testing.T) {
 	t.Parallel()
 	t.Run("registered at start", func(t *testing.T) {
+		t.Parallel()
 		p := psptest.New(t, psptest.Config{})
 		vars := dvPSPVars(p)
 		vars["PIXGATE_ACQUIRER_WEBHOOK_URL"], vars["PIXGATE_QR_PROCESS"] = wrURL, "false"
@@ -57,6 +58,7 @@ func TestTheWebhookIsRegisteredAtStartWithoutHoldingTheStart(t *testing.T) {
 		}
 	})
 	t.Run("a PSP that is down neither holds the start nor /readyz, and the failure is logged", func(t *testing.T) {
+		t.Parallel()
 		p := psptest.New(t, psptest.Config{})
 		p.Inject(psptest.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "0"}, -1)
 		vars := dvPSPVars(p)
