@@ -65,8 +65,10 @@ func sdStart(t *testing.T, bin string, env ...string) *sdProcess {
 	t.Helper()
 	p := &sdProcess{addr: "127.0.0.1:" + sdFreePort(t), log: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve")
-	// Only the variables of the test: none of the caller's PIXGATE_* settings leak in.
-	p.cmd.Env = append([]string{"PIXGATE_ADDR=" + p.addr}, env...)
+	// Only the variables of the test: none of the caller's PIXGATE_* settings leak in. The
+	// program is this test binary: built with -cover, it writes its counters as it exits, and
+	// warns on stderr (the log, which must be JSON) where GOCOVERDIR names no folder.
+	p.cmd.Env = append([]string{"PIXGATE_ADDR=" + p.addr, "GOCOVERDIR=" + t.TempDir()}, env...)
 	p.cmd.Stderr = p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
