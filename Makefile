@@ -46,8 +46,11 @@ test:
 	fi; \
 	echo "make test: every step passed ($(TEST_STEPS))"
 
+## test-unit: the product module with -race, the soak included (it runs only where
+## PIXGATE_SOAK_DURATION is set, so that a plain `go test ./cmd/...` stays quick)
+SOAK_UNIT ?= 10s
 test-unit:
-	$(GO) test -race -count=1 ./...
+	PIXGATE_SOAK_DURATION=$(SOAK_UNIT) $(GO) test -race -count=1 ./...
 
 ## test-fast: the inner loop: the product module's tests without -race and with -short (no
 ## soak, no container, no browser: a few minutes, where `make test` takes a quarter of an hour)

@@ -121,8 +121,10 @@ var (
 	// acquirerTxIDRule: API Pix txids, refund ids and Efí's idEnvio have 1 to 35 characters
 	// [a-zA-Z0-9].
 	acquirerTxIDRule = acquirerAlnum(1, 35, "must have 1 to 35 letters and digits")
-	// acquirerTimeRule checks an RFC 3339 time that nothing maps (a refund's horario).
-	acquirerTimeRule = acquirerTimeInto(new(time.Time))
+	// acquirerTimeRule checks an RFC 3339 time that nothing maps (a refund's horario). It
+	// keeps nothing: every request shares it, so it may not write anywhere.
+	acquirerTimeRule = parsed(func(s string) error { _, err := time.Parse(time.RFC3339Nano, s); return err },
+		"invalid_format", "must be an RFC 3339 date-time")
 )
 
 // acquirerValorInto checks an amount in reais (positive, two decimals) and keeps it in *dst.

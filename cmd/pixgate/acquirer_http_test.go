@@ -24,11 +24,16 @@ import (
 const acqSecret = "acquirer-shared-secret-of-at-least-32-characters"
 
 func acqEnv(t *testing.T, vars map[string]string) *env {
+	return acqEnvWith(t, vars)
+}
+
+// acqEnvWith is acqEnv with options for the app, as newEnv takes them.
+func acqEnvWith(t *testing.T, vars map[string]string, options ...func(*app)) *env {
 	base := map[string]string{"PIXGATE_ACQUIRER_SECRET": acqSecret, "PIXGATE_SANDBOX_SETTLE_SECONDS": "0"}
 	for k, v := range vars {
 		base[k] = v
 	}
-	return newEnv(t, base)
+	return newEnv(t, base, options...)
 }
 
 func acqTxID(t *testing.T, id string) string {
@@ -104,12 +109,14 @@ const (
 )
 
 func TestAcquirerRouteExistsOnlyWithASecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	problemOf(t, e.do("POST", "/acquirer/pix", "", map[string]any{"pix": []any{}}, "Authorization", "Bearer "+acqSecret),
 		http.StatusNotFound, "not_found")
 }
 
 func TestAcquirerAuthentication401(t *testing.T) {
+	t.Parallel()
 	e := acqEnv(t, nil)
 	_, merchantToken := e.account()
 	body := map[string]any{"pix": []any{}}
@@ -143,6 +150,7 @@ func TestAcquirerAuthentication401(t *testing.T) {
 }
 
 func TestAcquirerPaymentPaysTheTransaction(t *testing.T) {
+	t.Parallel()
 	e := acqEnv(t, nil)
 	_, tok := e.account()
 	id := e.lcCreate(tok)
@@ -211,6 +219,7 @@ func acqDevolucaoOf(id, valor, status string) map[string]any {
 }
 
 func TestAcquirerOutcomesOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := acqEnv(t, nil)
 	_, tok := e.account()
 	e.lcFund(tok) // refunds need an available balance that covers them
@@ -512,6 +521,7 @@ func TestAcquirerOutcomesOverHTTP(t *testing.T) {
 // acquirer's API answers EM_PROCESSAMENTO), counted and logged; the later callback that
 // reports the devolution made takes it out of suspense.
 func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
+	t.Parallel()
 	psp := psptest.New(t, psptest.Config{})
 	e := acqEnv(t, dvPSPVars(psp))
 	_, tok := e.account()
@@ -596,6 +606,7 @@ func acqTransactionID(t *testing.T, txid string) string {
 }
 
 func TestAcquirerConcurrentDeliveriesOfOnePaymentPayOnce(t *testing.T) {
+	t.Parallel()
 	e := acqEnv(t, nil)
 	_, tok := e.account()
 	id := e.lcCreate(tok)

@@ -35,7 +35,9 @@ func wrRun(t *testing.T, j job) {
 }
 
 func TestTheWebhookIsRegisteredAtStartWithoutHoldingTheStart(t *testing.T) {
+	t.Parallel()
 	t.Run("registered at start", func(t *testing.T) {
+		t.Parallel()
 		p := psptest.New(t, psptest.Config{})
 		vars := dvPSPVars(p)
 		vars["PIXGATE_ACQUIRER_WEBHOOK_URL"], vars["PIXGATE_QR_PROCESS"] = wrURL, "false"
@@ -56,6 +58,7 @@ func TestTheWebhookIsRegisteredAtStartWithoutHoldingTheStart(t *testing.T) {
 		}
 	})
 	t.Run("a PSP that is down neither holds the start nor /readyz, and the failure is logged", func(t *testing.T) {
+		t.Parallel()
 		p := psptest.New(t, psptest.Config{})
 		p.Inject(psptest.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "0"}, -1)
 		vars := dvPSPVars(p)
@@ -82,6 +85,7 @@ func TestTheWebhookIsRegisteredAtStartWithoutHoldingTheStart(t *testing.T) {
 }
 
 func TestWebhookRegistrationRuns(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_ACQUIRER_WEBHOOK_URL"] = wrURL
@@ -114,6 +118,7 @@ func TestWebhookRegistrationRuns(t *testing.T) {
 }
 
 func TestTheWebhookURLDefaultsToThePublicURL(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_PUBLIC_URL"] = "https://pay.pixgate.example/"
@@ -125,6 +130,7 @@ func TestTheWebhookURLDefaultsToThePublicURL(t *testing.T) {
 }
 
 func TestWebhookRegistrationOffMakesNoCall(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_ACQUIRER_WEBHOOK_URL"], vars["PIXGATE_ACQUIRER_WEBHOOK_REGISTER"] = wrURL, "false"
@@ -140,6 +146,7 @@ func TestWebhookRegistrationOffMakesNoCall(t *testing.T) {
 }
 
 func TestWithThePSPEachWithdrawalNamesItsAcquirer(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	vars := dvPSPVars(p)
 	vars["PIXGATE_ACQUIRER_NAME"] = "PSP_TESTE"

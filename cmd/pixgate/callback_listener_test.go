@@ -84,6 +84,7 @@ func cbPost(c *http.Client, url string, body any) (*http.Response, []byte, error
 }
 
 func TestCallbackListenerAppliesACallbackFromThePSPsCertificateWithoutASecret(t *testing.T) {
+	t.Parallel()
 	psp := psptest.New(t, psptest.Config{})
 	// No PIXGATE_ACQUIRER_SECRET: the listener works on its own.
 	e := newEnv(t, cbVars(t, psp.CA))
@@ -101,6 +102,7 @@ func TestCallbackListenerAppliesACallbackFromThePSPsCertificateWithoutASecret(t 
 }
 
 func TestCallbackListenerRoutes(t *testing.T) {
+	t.Parallel()
 	psp := psptest.New(t, psptest.Config{})
 	e := newEnv(t, cbVars(t, psp.CA))
 	base := cbListen(t, e)
@@ -160,6 +162,7 @@ func TestCallbackListenerRoutes(t *testing.T) {
 }
 
 func TestCallbackListenerRefusesClientsWithoutTheCAsCertificate(t *testing.T) {
+	t.Parallel()
 	psp := psptest.New(t, psptest.Config{})
 	e := newEnv(t, cbVars(t, psp.CA))
 	base := cbListen(t, e)
@@ -186,6 +189,7 @@ func TestCallbackListenerRefusesClientsWithoutTheCAsCertificate(t *testing.T) {
 }
 
 func TestCallbackSettingsComeTogether(t *testing.T) {
+	t.Parallel()
 	ca := psptest.NewCA(t, "settings CA")
 	full := cbVars(t, ca)
 	without := func(name string) map[string]string {
@@ -224,6 +228,7 @@ func TestCallbackSettingsComeTogether(t *testing.T) {
 }
 
 func TestCallbackFilesThatCannotBeUsedStopTheStartNamingTheVariable(t *testing.T) {
+	t.Parallel()
 	ca := psptest.NewCA(t, "files CA")
 	other := ca.IssueServer(t, "127.0.0.1")
 	dir := t.TempDir()
@@ -268,6 +273,7 @@ func TestCallbackFilesThatCannotBeUsedStopTheStartNamingTheVariable(t *testing.T
 // TestCallbackListenerStartsAndStopsWithTheServer runs serve with the listener: it serves the
 // PSP's probe once the API serves, and SIGTERM (the context's end) closes it with the rest.
 func TestCallbackListenerStartsAndStopsWithTheServer(t *testing.T) {
+	t.Parallel()
 	psp := psptest.New(t, psptest.Config{})
 	vars := cbVars(t, psp.CA)
 	vars["PIXGATE_QR_PROCESS"] = "false"
@@ -309,6 +315,7 @@ func cbLoggedAddr(t *testing.T, logs *syncBuffer) string {
 // notification: pixgate registers its webhook URL (the listener's address), the PSP probes it
 // before accepting it, and a PIX paid at the PSP is posted there over mutual TLS.
 func TestThePSPProbesRegistersAndPostsThroughTheCallbackListener(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{ProbeWebhook: true})
 	ln := cbLoopback(t)
 	vars := dvPSPVars(p)

@@ -57,6 +57,7 @@ func (e *env) dvVerify() string {
 }
 
 func TestWithoutAnAcquirerAPIRefundsWaitForTheCallbackAndLatePaymentsStayInSuspense(t *testing.T) {
+	t.Parallel()
 	e := acqEnv(t, map[string]string{"PIXGATE_SANDBOX": "false"})
 	_, tok := e.account()
 	id, txid, _ := e.dvPaid(tok)
@@ -85,6 +86,7 @@ func TestWithoutAnAcquirerAPIRefundsWaitForTheCallbackAndLatePaymentsStayInSuspe
 }
 
 func TestTheSandboxReturnsALatePaymentAtOnce(t *testing.T) {
+	t.Parallel()
 	e := acqEnv(t, nil)
 	_, tok := e.account()
 	_, txid, _ := e.dvPaid(tok)
@@ -102,6 +104,7 @@ func TestTheSandboxReturnsALatePaymentAtOnce(t *testing.T) {
 }
 
 func TestTheRecoverJobRunsWithTheOthers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	for _, j := range e.app.jobs {
 		if j.name == recoverJobName {
@@ -124,6 +127,7 @@ func dvPSPVars(p *psptest.PSP) map[string]string {
 }
 
 func TestWithAnAcquirerAPIARefundIsAskedForAndSettledByItsAnswer(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	if err := p.SetDevolutionAnswer(psptest.DevolutionReturned, ""); err != nil {
 		t.Fatal(err)

@@ -82,6 +82,7 @@ func textFiles(t *testing.T) map[string]string {
 // clones it has no documents beside it, so nothing may send them to one. The product's
 // behaviour is stated in docs/API.md; citations name one of its headings.
 func TestRepositoryCitesOnlyItsOwnDocuments(t *testing.T) {
+	t.Parallel()
 	// Spelled in pieces so that this file does not cite them itself.
 	outside := []string{"../" + "shared", "CONTRACT" + ".md", "interface" + ".md"}
 	texts := textFiles(t)
@@ -97,6 +98,7 @@ func TestRepositoryCitesOnlyItsOwnDocuments(t *testing.T) {
 // TestDocsAPICitationsNameExistingHeadings fails when a citation of docs/API.md (its name, a
 // comma, then a section heading) names a heading that docs/API.md does not have (a renamed section leaves its citations dangling).
 func TestDocsAPICitationsNameExistingHeadings(t *testing.T) {
+	t.Parallel()
 	texts := textFiles(t)
 	api, ok := texts["docs/API.md"]
 	if !ok {
@@ -197,6 +199,7 @@ func headingAnchors(text string) map[string]bool {
 // does not exist, or an anchor that is no heading of the document it points at: a section moved
 // from one document to another leaves no link behind.
 func TestMarkdownLinksResolve(t *testing.T) {
+	t.Parallel()
 	docs := markdownDocs(t)
 	files := map[string]bool{}
 	for _, f := range repoFiles(t) {
@@ -245,6 +248,7 @@ func TestMarkdownLinksResolve(t *testing.T) {
 // TestREADMEIsANewcomersTenMinutes keeps the README short, its two commands named, and a way
 // from it to every document under docs/: the reference lives there, once.
 func TestREADMEIsANewcomersTenMinutes(t *testing.T) {
+	t.Parallel()
 	docs := markdownDocs(t)
 	readme := docs["README.md"]
 	if n := strings.Count(readme, "\n"); n > 320 {

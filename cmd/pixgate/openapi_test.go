@@ -81,6 +81,7 @@ func oaOperations(t *testing.T, doc []byte) []oaOperation {
 }
 
 func TestOpenAPIDescribesEveryRouteAndNoOther(t *testing.T) {
+	t.Parallel()
 	e := oaEnv(t, nil)
 	routes := map[string]bool{}
 	for _, route := range e.app.server.Routes() {
@@ -143,6 +144,7 @@ func oaScopes(t *testing.T, o oaOperation) (bearer bool, scopes []string) {
 }
 
 func TestOpenAPIScopesAreTheOnesTheRoutesEnforce(t *testing.T) {
+	t.Parallel()
 	e := oaEnv(t, nil)
 	all := domain.AllScopes()
 	tokenWithout := map[string]string{}
@@ -234,6 +236,7 @@ func oaReport(errs []*liberrors.ValidationError) string {
 }
 
 func TestOpenAPIDocumentIsValidOpenAPI31(t *testing.T) {
+	t.Parallel()
 	spec := oaLoad(t, oaDocument(t, oaEnv(t, nil)))
 	if ok, errs := spec.validator.ValidateDocument(); !ok {
 		t.Fatalf("the document is not valid OpenAPI 3.1:%s", oaReport(errs))
@@ -376,6 +379,7 @@ func (s *oaSpec) webhookSchema(t *testing.T, name string) *base.Schema {
 }
 
 func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
+	t.Parallel()
 	e := oaEnv(t, nil)
 	spec := oaLoad(t, oaDocument(t, e))
 	c := &oaClient{t: t, e: e, spec: spec}
@@ -585,6 +589,7 @@ func TestOpenAPIDescribesRealRequestsAndAnswers(t *testing.T) {
 }
 
 func TestOpenAPIDescribesTheRateLimit(t *testing.T) {
+	t.Parallel()
 	e := oaEnv(t, map[string]string{"PIXGATE_RATE_LIMIT_RPS": "0.001", "PIXGATE_RATE_LIMIT_BURST": "1"})
 	c := &oaClient{t: t, e: e, spec: oaLoad(t, oaDocument(t, e))}
 	_, tok := e.account()
@@ -601,6 +606,7 @@ func TestOpenAPIDescribesTheRateLimit(t *testing.T) {
 }
 
 func TestOpenAPIDescribesTheTokenLimits(t *testing.T) {
+	t.Parallel()
 	e := oaEnv(t, map[string]string{"PIXGATE_TOKEN_RATE_LIMIT_RPS": "0.001", "PIXGATE_TOKEN_RATE_LIMIT_BURST": "1",
 		"PIXGATE_TOKEN_FAILURE_LIMIT": "1"})
 	c := &oaClient{t: t, e: e, spec: oaLoad(t, oaDocument(t, e))}

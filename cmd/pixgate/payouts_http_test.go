@@ -20,11 +20,12 @@ import (
 // (client certificates required, tokens that expire) on real HTTPS, the memory store, money
 // from the acquirer's callback. Helpers here start with "po".
 
-// poEnv is pixgate in production mode paying out through e. The transport's settings come
-// from their PIXGATE_ACQUIRER_* namesakes, as an operator whose one PSP does both sets them.
+// poEnv is pixgate in production mode paying out through e, on a clock the tests move (the
+// outbox's read backs are due by it). The transport's settings come from their
+// PIXGATE_ACQUIRER_* namesakes, as an operator whose one PSP does both sets them.
 func poEnv(t *testing.T, e *efitest.Efi) *env {
 	t.Helper()
-	return acqEnv(t, map[string]string{
+	return acqEnvWith(t, map[string]string{
 		"PIXGATE_SANDBOX": "false", "PIXGATE_FEE_BASIS_POINTS": "0", "PIXGATE_WITHDRAWAL_FEE_CENTS": "150",
 		"PIXGATE_PIX_KEY":              e.Chave,
 		"PIXGATE_PAYOUT_PROVIDER":      "efi",
@@ -34,7 +35,21 @@ func poEnv(t *testing.T, e *efitest.Efi) *env {
 		"PIXGATE_ACQUIRER_CLIENT_ID":   e.ClientID, "PIXGATE_ACQUIRER_CLIENT_SECRET": e.ClientSecret,
 		"PIXGATE_ACQUIRER_CERT_FILE": e.Client.CertFile, "PIXGATE_ACQUIRER_KEY_FILE": e.Client.KeyFile,
 		"PIXGATE_PAYOUT_API_CA_FILE": e.CA.CertFile,
-	})
+	}, func(a *app) { a.clock = &fakeClock{} })
+}
+
+// poStep is how far the clock moves between two runs of the payout outbox: the server runs it
+// every second, and read backs are due a second apart (PIXGATE_PAYOUT_CHECK_SECONDS).
+const poStep = 250 * time.Millisecond
+
+// poAdvance moves the clock of an env of poEnv on by d.
+func (e *env) poAdvance(d time.Duration) {
+	e.t.Helper()
+	clock, ok := e.app.clock.(*fakeClock)
+	if !ok {
+		e.t.Fatalf("the app runs on %T, not the clock of poEnv", e.app.clock)
+	}
+	clock.Advance(d)
 }
 
 // poFunded is an account with funds charges of 10.00, paid through the acquirer's callback.
@@ -69,12 +84,12 @@ func (e *env) poGet(tok, id string) map[string]any {
 	return r.json(e.t)
 }
 
-// poRunUntil runs the payout outbox, as the server does every second, until the withdrawal is
-// in status (30 s at most: reads back are a second apart).
+// poRunUntil runs the payout outbox, moving the clock on by poStep between runs, until the
+// withdrawal is in status (120 runs, 30 s of the clock, at most: read backs are a second
+// apart).
 func (e *env) poRunUntil(tok, id, status string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	for run := 0; ; run++ {
 		if _, err := e.app.payouts.RunOnce(context.Background()); err != nil {
 			e.t.Fatalf("the payout outbox: %v", err)
 		}
@@ -82,10 +97,10 @@ func (e *env) poRunUntil(tok, id, status string) map[string]any {
 		if w["status"] == status {
 			return w
 		}
-		if time.Now().After(deadline) {
+		if run == 120 {
 			e.t.Fatalf("withdrawal %s still %v after 30 s, want %s", id, w["status"], status)
 		}
-		time.Sleep(100 * time.Millisecond)
+		e.poAdvance(poStep)
 	}
 }
 
@@ -238,7 +253,7 @@ func TestAStatusPixgateDoesNotKnowIsLoggedAndReadBackLater(t *testing.T) {
 		if _, err := e.app.payouts.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(400 * time.Millisecond) // a read back is due a second after the last
+		e.poAdvance(400 * time.Millisecond) // a read back is due a second after the last
 	}
 	if w := e.poGet(tok, id); w["status"] != "PENDING" {
 		t.Fatalf("%v after a status pixgate does not know, want PENDING (not guessed)", w["status"])

@@ -99,6 +99,7 @@ func (e *env) pspListed(tok string) float64 {
 }
 
 func TestAChargeMadeAtThePSPIsPaidThroughItsCallback(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	e := pspEnv(t, p, map[string]string{"PIXGATE_ACQUIRER_NAME": "BANCO_TESTE"})
 	_, tok := e.account()
@@ -152,6 +153,7 @@ func TestAChargeMadeAtThePSPIsPaidThroughItsCallback(t *testing.T) {
 }
 
 func TestTokensAreRenewedWhileChargesAreMade(t *testing.T) {
+	t.Parallel()
 	// Tokens of 3 s are renewed 0.6 s before they expire: room enough for a request on a busy
 	// machine to reach the PSP with its token still valid.
 	p := psptest.New(t, psptest.Config{TokenLifetime: 3 * time.Second})
@@ -167,6 +169,9 @@ func TestTokensAreRenewedWhileChargesAreMade(t *testing.T) {
 			t.Fatalf("create201 #%d: %d %s", n, r.status, r.body)
 		}
 		n++
+		// Charges at a pace rather than flat out: the renewal comes with time, not with
+		// the number of charges, and the tests running beside this one want the CPU.
+		time.Sleep(20 * time.Millisecond)
 	}
 	if got := p.Answered(psptest.OpCobPut, http.StatusUnauthorized); got != 0 {
 		t.Fatalf("%d PUTs answered 401: a token was sent after it expired", got)
@@ -174,6 +179,7 @@ func TestTokensAreRenewedWhileChargesAreMade(t *testing.T) {
 }
 
 func TestAPSPThatIsDownAnswers503AndTheRetryMakesOneCharge(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	e := pspEnv(t, p, map[string]string{"PIXGATE_ACQUIRER_TIMEOUT": "2s"})
 	_, tok := e.account()
@@ -204,6 +210,7 @@ func TestAPSPThatIsDownAnswers503AndTheRetryMakesOneCharge(t *testing.T) {
 }
 
 func TestACobWhoseAnswerWasLostIsTheRetrysCharge(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	e := pspEnv(t, p, map[string]string{"PIXGATE_ACQUIRER_TIMEOUT": "2s"})
 	_, tok := e.account()
@@ -231,6 +238,7 @@ func TestACobWhoseAnswerWasLostIsTheRetrysCharge(t *testing.T) {
 }
 
 func TestAChargeThePSPRefusesAnswers502WithItsWords(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	// A key that is not pixgate's account's at this PSP.
 	e := pspEnv(t, p, map[string]string{"PIXGATE_PIX_KEY": "someone-else@example.com"})
@@ -253,6 +261,7 @@ func TestAChargeThePSPRefusesAnswers502WithItsWords(t *testing.T) {
 }
 
 func TestAPSPThatAnswersNonsenseIsBoundedAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	for name, f := range map[string]psptest.Fault{
 		"garbage":              psptest.Garbage(),
 		"an oversized body":    psptest.Oversized(3 << 20),
@@ -261,6 +270,7 @@ func TestAPSPThatAnswersNonsenseIsBoundedAndStoresNothing(t *testing.T) {
 		"a dropped connection": psptest.HangUp(),
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			p := psptest.New(t, psptest.Config{})
 			e := pspEnv(t, p, map[string]string{"PIXGATE_ACQUIRER_TIMEOUT": "1s"})
 			_, tok := e.account()
@@ -285,6 +295,7 @@ func TestAPSPThatAnswersNonsenseIsBoundedAndStoresNothing(t *testing.T) {
 }
 
 func TestAPSPWhoseClockIsBehindHasItsPaymentsTaken(t *testing.T) {
+	t.Parallel()
 	behind := func() time.Time { return time.Now().Add(-3 * time.Minute) }
 	p := psptest.New(t, psptest.Config{Clock: behind})
 	e := pspEnv(t, p, nil)
@@ -302,6 +313,7 @@ func TestAPSPWhoseClockIsBehindHasItsPaymentsTaken(t *testing.T) {
 }
 
 func TestACobWithoutABRCodeGetsOneOfItsLocationAndPixgateServesNone(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{OmitPixCopiaECola: true})
 	e := pspEnv(t, p, map[string]string{"PIXGATE_PUBLIC_URL": "https://pay.shop.example"})
 	_, tok := e.account()
@@ -330,6 +342,7 @@ func twoDigits(n int) string { return string(rune('0'+n/10)) + string(rune('0'+n
 // PSP's transport that cannot work: each error names the variable an operator sets, never a
 // secret.
 func TestPSPSettingsThatCannotBeUsedStopTheStartNamingThem(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	for _, c := range []struct {
 		name string
@@ -373,6 +386,7 @@ func TestPSPSettingsThatCannotBeUsedStopTheStartNamingThem(t *testing.T) {
 // TestOpenAPIDescribesChargesMadeAtAPSP checks the answers of POST /transaction in PSP mode
 // against the OpenAPI document: 201, 502 acquirer_error and 503 unavailable.
 func TestOpenAPIDescribesChargesMadeAtAPSP(t *testing.T) {
+	t.Parallel()
 	p := psptest.New(t, psptest.Config{})
 	e := pspEnv(t, p, map[string]string{"PIXGATE_ACQUIRER_TIMEOUT": "2s"})
 	c := &oaClient{t: t, e: e, spec: oaLoad(t, oaDocument(t, e))}

@@ -123,7 +123,7 @@ func TestServeDrawsInAChildProcessThatSurvivesItsCrashesAndEndsWithServe(t *test
 func TestServeAnswers503AndReplacesADrawingProcessThatStopsAnswering(t *testing.T) {
 	// The deadline of the drawings (PIXGATE_QR_TIMEOUT), and the margin the answer may take
 	// beyond it on a busy machine: far from the minute a creation used to wait.
-	const timeout, margin = 2 * time.Second, 6 * time.Second
+	const timeout, margin = time.Second, 6 * time.Second
 	s := lgServe(t, map[string]string{"PIXGATE_SEED_CLIENTS": "QR Merchant:qr-merchant:" + lgSeedSecret,
 		"PIXGATE_QR_CONCURRENCY": "1", "PIXGATE_QR_TIMEOUT": timeout.String()})
 	tok := s.token("qr-merchant", lgSeedSecret)

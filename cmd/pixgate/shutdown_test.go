@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,18 +27,17 @@ import (
 // sdShutdownTimeout is PIXGATE_SHUTDOWN_TIMEOUT of the test: how long the program may take.
 const sdShutdownTimeout = 10 * time.Second
 
-// sdBuild compiles the program of this package into a directory of the test's own.
-func sdBuild(t *testing.T) string {
+// sdHold is how long the slow request stays half sent once the listener has closed: a program
+// that cut its requests in flight short of that would cut it.
+const sdHold = 300 * time.Millisecond
+
+// sdProgram is the program to run: this test binary, which runs main when started as
+// "serve" (TestMain), so that no test waits for a `go build` of its own.
+func sdProgram(t *testing.T) string {
 	t.Helper()
-	tool, err := exec.LookPath("go")
+	bin, err := os.Executable()
 	if err != nil {
-		tool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "pixgate")
-	cmd := exec.Command(tool, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -68,8 +65,10 @@ func sdStart(t *testing.T, bin string, env ...string) *sdProcess {
 	t.Helper()
 	p := &sdProcess{addr: "127.0.0.1:" + sdFreePort(t), log: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve")
-	// Only the variables of the test: none of the caller's PIXGATE_* settings leak in.
-	p.cmd.Env = append([]string{"PIXGATE_ADDR=" + p.addr}, env...)
+	// Only the variables of the test: none of the caller's PIXGATE_* settings leak in. The
+	// program is this test binary: built with -cover, it writes its counters as it exits, and
+	// warns on stderr (the log, which must be JSON) where GOCOVERDIR names no folder.
+	p.cmd.Env = append([]string{"PIXGATE_ADDR=" + p.addr, "GOCOVERDIR=" + t.TempDir()}, env...)
 	p.cmd.Stderr = p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -198,9 +197,9 @@ func sdRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 func TestSIGTERMFinishesRequestsInFlightAndExitsZero(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the program")
+		t.Skip("runs the program as a process of its own")
 	}
-	bin := sdBuild(t)
+	bin := sdProgram(t)
 	const clientID, secret = "shutdown-merchant", "shutdown-secret-0123456789-abcdefghijkl"
 	p := sdStart(t, bin, "PIXGATE_SANDBOX=true", "PIXGATE_RATE_LIMIT_RPS=0", "PIXGATE_LOG_LEVEL=info",
 		"PIXGATE_SHUTDOWN_TIMEOUT="+sdShutdownTimeout.String(), "PIXGATE_SEED_CLIENTS=Shutdown:"+clientID+":"+secret)
@@ -220,31 +219,46 @@ func TestSIGTERMFinishesRequestsInFlightAndExitsZero(t *testing.T) {
 	}
 	tok := grant.AccessToken
 
-	// The load: 8 workers create and read transactions for 2 s; SIGTERM comes after 1 s, while
-	// a slow request is half sent.
+	// The load: 8 workers create and read transactions until the program has exited. SIGTERM
+	// comes once the load is under way (every worker answered at least once) and a slow
+	// request is half sent.
 	const workers = 8
-	start := time.Now()
-	loadEnd := start.Add(2 * time.Second)
 	var (
 		mu     sync.Mutex
 		shots  []sdShot
 		termAt time.Time
+		going  = make(chan struct{}, workers)
 	)
 	record := func(s sdShot) {
 		mu.Lock()
 		shots = append(shots, s)
 		mu.Unlock()
 	}
+	exited := func() bool {
+		select {
+		case <-p.exited:
+			return true
+		default:
+			return false
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			for n := 0; time.Now().Before(loadEnd); n++ {
+			// A last request after the exit, so that every worker has one the listener refused.
+			signalled := false
+			for n, last := 0, false; !last; n++ {
+				last = exited()
 				s := sdShoot(fmt.Sprintf("sd-%d-%d-c", w, n), "transaction.create", "POST", base+"/transaction", tok,
 					`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`)
 				record(s)
 				if s.err != nil {
 					time.Sleep(20 * time.Millisecond) // the listener is closed: no use hammering it
 					continue
+				}
+				if !signalled {
+					going <- struct{}{}
+					signalled = true
 				}
 				var created struct{ ID string }
 				if s.status == http.StatusCreated && json.Unmarshal(s.body, &created) == nil && created.ID != "" {
@@ -253,22 +267,47 @@ func TestSIGTERMFinishesRequestsInFlightAndExitsZero(t *testing.T) {
 			}
 		})
 	}
+	for range workers {
+		select {
+		case <-going:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the load got no answers within 20 s\n%s", p.log)
+		}
+	}
 
 	slowStarted, resume := make(chan error, 1), make(chan struct{})
 	slowDone := make(chan sdShot, 1)
-	time.Sleep(time.Until(start.Add(800 * time.Millisecond)))
 	go func() { slowDone <- sdSlowCreate(p.addr, tok, "sd-slow", slowStarted, resume) }()
 	if err := <-slowStarted; err != nil {
 		t.Fatalf("the slow request could not start: %v", err)
 	}
-	time.Sleep(time.Until(start.Add(time.Second)))
+	// The server accepts connections in the order they came: once a request on a connection
+	// dialled after the slow one's is answered, the slow one was accepted and is in flight.
+	probe, err := sdClient.Get(base + "/healthz")
+	if err != nil {
+		t.Fatalf("healthz after the slow request's start: %v", err)
+	}
+	probe.Body.Close()
 	mu.Lock()
 	termAt = time.Now()
 	mu.Unlock()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond) // the program must wait for the slow request meanwhile
+	// The listener closes: the program is shutting down, and the slow request is still half
+	// sent. It stays so a while longer, which the program must wait out.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		conn, err := net.DialTimeout("tcp", p.addr, time.Second)
+		if err == nil {
+			conn.Close()
+		} else if sdRefused(err) {
+			break
+		}
+		if exited() || time.Now().After(deadline) {
+			t.Fatalf("the listener did not close after SIGTERM while the program ran (exited: %v)\n%s", exited(), p.log)
+		}
+	}
+	time.Sleep(sdHold) // the program must wait for the slow request meanwhile
 	close(resume)
 
 	var exitedAfter time.Duration

@@ -11,6 +11,7 @@ import (
 // simulated world is built or wired: no sandbox acquirer, parties, directory, steering, routes,
 // settle job or payout API; with it on, all of them are.
 func TestProductionWiringBuildsNothingOfTheSandbox(t *testing.T) {
+	t.Parallel()
 	sandboxRoutes := func(e *env) []string {
 		var names []string
 		for _, n := range e.app.server.RouteNames() {
