@@ -36,10 +36,10 @@ func TestAuthCacheAcrossTwoInstancesOnOneStore(t *testing.T) {
 		there.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil) // both instances remember it
 
 		here.secWant(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+c["client_id"].(string), admin, nil)
-		secProblem(t, here.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
+		problem(t, here.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
 		there.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil) // still within the TTL there
 		clock.advance(2 * time.Second)
-		secProblem(t, there.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
+		problem(t, there.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
 	})
 
 	t.Run("a disabled account answers 403 at once where it was disabled, within the TTL on the other", func(t *testing.T) {
@@ -50,10 +50,10 @@ func TestAuthCacheAcrossTwoInstancesOnOneStore(t *testing.T) {
 		there.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
 
 		must(t, application.NewDisableAccount(here.accounts).Execute(context.Background(), accountID))
-		secProblem(t, here.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
+		problem(t, here.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
 		there.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
 		clock.advance(2 * time.Second)
-		secProblem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
+		problem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
 	})
 
 	t.Run("with no auth cache (PIXGATE_AUTH_CACHE_TTL=0) the other instance refuses at once too", func(t *testing.T) {
@@ -62,6 +62,6 @@ func TestAuthCacheAcrossTwoInstancesOnOneStore(t *testing.T) {
 		accountID, tok := here.account()
 		there.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
 		must(t, application.NewDisableAccount(here.accounts).Execute(context.Background(), accountID))
-		secProblem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
+		problem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
 	})
 }

@@ -406,7 +406,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 					t.Run(route+" answers 409", func(t *testing.T) {
 						t.Parallel()
 						r := a.lcStep(tok, id, route, http.StatusConflict)
-						txProblem(t, r, http.StatusConflict, "invalid_transition")
+						problem(t, r, http.StatusConflict, "invalid_transition")
 						if d, _ := r.json(t)["detail"].(string); !strings.Contains(d, status) {
 							t.Errorf("detail %q does not name the current status", d)
 						}
@@ -435,10 +435,10 @@ func TestSandboxTransactionRoutesAnswer404422403And401(t *testing.T) {
 			t.Run(route, func(t *testing.T) {
 				t.Parallel()
 				path := func(id string) string { return "/sandbox/transaction/" + id + "/" + route }
-				txProblem(t, a.do("POST", path(txUnknownID), tok, nil), http.StatusNotFound, "not_found")
+				problem(t, a.do("POST", path(unknownID), tok, nil), http.StatusNotFound, "not_found")
 				theirs := a.do("POST", path(id), otherTok, nil)
-				txProblem(t, theirs, http.StatusNotFound, "not_found")
-				missing := a.do("POST", path(txUnknownID), otherTok, nil)
+				problem(t, theirs, http.StatusNotFound, "not_found")
+				missing := a.do("POST", path(unknownID), otherTok, nil)
 				x, y := theirs.json(t), missing.json(t)
 				for _, m := range []map[string]any{x, y} {
 					delete(m, "requestId")
@@ -447,15 +447,15 @@ func TestSandboxTransactionRoutesAnswer404422403And401(t *testing.T) {
 				if fmt.Sprint(x) != fmt.Sprint(y) {
 					t.Fatalf("another account's id answers differently from an unknown one:\n%v\n%v", x, y)
 				}
-				if fields := txProblem(t, a.do("POST", path("not-a-uuid"), tok, nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
+				if fields := problem(t, a.do("POST", path("not-a-uuid"), tok, nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
 					t.Fatal(fields)
 				}
-				txProblem(t, a.do("POST", path(id), readOnly, nil), http.StatusForbidden, "insufficient_scope")
-				txProblem(t, a.do("POST", path(id), "", nil), http.StatusUnauthorized, "unauthorized")
-				if fields := txProblem(t, a.do("POST", path(id), tok, `{"reason": "x"}`), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"reason unknown_field"}) {
+				problem(t, a.do("POST", path(id), readOnly, nil), http.StatusForbidden, "insufficient_scope")
+				problem(t, a.do("POST", path(id), "", nil), http.StatusUnauthorized, "unauthorized")
+				if fields := problem(t, a.do("POST", path(id), tok, `{"reason": "x"}`), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"reason unknown_field"}) {
 					t.Fatal(fields)
 				}
-				txProblem(t, a.do("POST", path(id), tok, `[1]`), http.StatusUnprocessableEntity, "malformed_json")
+				problem(t, a.do("POST", path(id), tok, `[1]`), http.StatusUnprocessableEntity, "malformed_json")
 			})
 		}
 	})
@@ -472,7 +472,7 @@ func TestSandboxTransactionRoutesAnswer404OutsideTheSandbox(t *testing.T) {
 	for _, route := range []string{"pay", "med/open", "med/accept", "med/reject", "refund/fail"} {
 		t.Run(route, func(t *testing.T) {
 			t.Parallel()
-			txProblem(t, a.do("POST", "/sandbox/transaction/"+id+"/"+route, tok, nil), http.StatusNotFound, "not_found")
+			problem(t, a.do("POST", "/sandbox/transaction/"+id+"/"+route, tok, nil), http.StatusNotFound, "not_found")
 		})
 	}
 }
@@ -542,7 +542,7 @@ func TestSandboxPayWithAPayer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" answers 422", func(t *testing.T) {
 			t.Parallel()
-			fields := txProblem(t, pay(c.body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, pay(c.body), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, c.want) {
 				t.Fatalf("errors = %v, want %v", fields, c.want)
 			}
@@ -550,6 +550,6 @@ func TestSandboxPayWithAPayer(t *testing.T) {
 	}
 	t.Run("a body that is not JSON answers 422 malformed_json", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, pay(`{"payer": `), http.StatusUnprocessableEntity, "malformed_json")
+		problem(t, pay(`{"payer": `), http.StatusUnprocessableEntity, "malformed_json")
 	})
 }

@@ -102,7 +102,7 @@ func TestAccountAdminGuardsCredentialsAndTheWebhookSecret(t *testing.T) {
 			t.Run(rt.method+" "+rt.path+" answers 403 insufficient_scope to a reporting token", func(t *testing.T) {
 				t.Parallel()
 				r := a.do(rt.method, rt.path, reporting, nil)
-				secProblem(t, r, http.StatusForbidden, "insufficient_scope")
+				problem(t, r, http.StatusForbidden, "insufficient_scope")
 				if got := r.header.Get("WWW-Authenticate"); got != `Bearer error="insufficient_scope", scope="account:admin"` {
 					t.Fatalf("WWW-Authenticate = %q", got)
 				}
@@ -129,7 +129,7 @@ func TestAccountAdminGuardsCredentialsAndTheWebhookSecret(t *testing.T) {
 		if r := a.do("POST", "/auth/credentials", admin, nil); r.status != http.StatusCreated {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
-		secProblem(t, a.do("GET", "/balance", admin, nil), http.StatusForbidden, "insufficient_scope")
+		problem(t, a.do("GET", "/balance", admin, nil), http.StatusForbidden, "insufficient_scope")
 	})
 }
 
@@ -233,14 +233,14 @@ func TestAnAccountHoldsAtMostTenActiveCredentials(t *testing.T) {
 			}
 			made = append(made, r.json(t)["client_id"].(string))
 		}
-		secProblem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
+		problem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
 		if r := a.do("DELETE", "/auth/credentials/"+made[0], tok, nil); r.status != http.StatusNoContent {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
 		if r := a.do("POST", "/auth/credentials", tok, nil); r.status != http.StatusCreated {
 			t.Fatalf("after a revocation: %d %s", r.status, r.body)
 		}
-		secProblem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
+		problem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
 	})
 
 	t.Run("thirty concurrent creations leave exactly ten active", func(t *testing.T) {
@@ -303,7 +303,7 @@ func TestTokenRequestsNameTheirScopes(t *testing.T) {
 		if scope != "balance:read" {
 			t.Fatalf("scope = %q", scope)
 		}
-		secProblem(t, a.do("GET", "/transaction", tok, nil), http.StatusForbidden, "insufficient_scope")
+		problem(t, a.do("GET", "/transaction", tok, nil), http.StatusForbidden, "insufficient_scope")
 		if r := a.do("GET", "/balance", tok, nil); r.status != http.StatusOK {
 			t.Fatalf("%d %s", r.status, r.body)
 		}

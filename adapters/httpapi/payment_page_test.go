@@ -372,7 +372,7 @@ func TestPaymentPageLiveChannel(t *testing.T) {
 		for v := s.next(5 * time.Second); v != "" && v != "timeout"; v = s.next(5 * time.Second) {
 			got = append(got, v)
 		}
-		if !slices.Contains(got, `data:{"status":"FAILED","expirationDate":`+wdJSON(t, a.do("GET", page+"/status", "", nil).json(t)["expirationDate"])+`}`) ||
+		if !slices.Contains(got, `data:{"status":"FAILED","expirationDate":`+jsonText(t, a.do("GET", page+"/status", "", nil).json(t)["expirationDate"])+`}`) ||
 			len(got) < 2 || !slices.Equal(got[len(got)-2:], []string{"event:end", "data:{}"}) {
 			t.Fatalf("the channel sent %q; want FAILED, then end, then close", got)
 		}

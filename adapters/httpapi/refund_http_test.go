@@ -7,7 +7,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -119,27 +118,6 @@ func (a *api) rfMustWithdraw(tok string, amount int64) map[string]any {
 	return r.json(a.t)
 }
 
-func rfKeys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// rfStrip is a problem body without what differs between any two answers (requestId, and
-// instance, the path asked for), as canonical JSON.
-func rfStrip(t *testing.T, r response) string {
-	t.Helper()
-	m := r.json(t)
-	delete(m, "requestId")
-	delete(m, "instance")
-	b, err := json.Marshal(m)
-	must(t, err)
-	return string(b)
-}
-
 func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t, rfSettings())
@@ -168,14 +146,14 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	if at, err := time.Parse("2006-01-02T15:04:05.000Z", fmt.Sprint(r["createdAt"])); err != nil || at.Before(before) {
 		t.Errorf("refund createdAt = %v", r["createdAt"])
 	}
-	if want := []string{"amount", "completedAt", "createdAt", "endToEndRefund", "errorMessage", "id", "reason", "status"}; !slices.Equal(rfKeys(r), want) {
-		t.Errorf("refund fields %v, want %v", rfKeys(r), want)
+	if want := []string{"amount", "completedAt", "createdAt", "endToEndRefund", "errorMessage", "id", "reason", "status"}; !slices.Equal(sortedKeys(r), want) {
+		t.Errorf("refund fields %v, want %v", sortedKeys(r), want)
 	}
 	a.rfWantBalance("a refund in progress holds its amount", tok, 17_300, 2_500, 0)
 
 	// Not parallel: it asks while this refund is in progress.
 	t.Run("409 for a second refund while one is in progress", func(t *testing.T) {
-		txProblem(t, a.rfRefund(tok, id, map[string]any{"amount": 100}), http.StatusConflict, "invalid_transition")
+		problem(t, a.rfRefund(tok, id, map[string]any{"amount": 100}), http.StatusConflict, "invalid_transition")
 	})
 
 	a.settle()
@@ -198,7 +176,7 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	// Not parallel: it asks before the last refund.
 	t.Run("422 naming amount and what is left for more than what is left to refund", func(t *testing.T) {
 		r := a.rfRefund(tok, id, map[string]any{"amount": 4_501})
-		if fields := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"amount out_of_range"}) {
+		if fields := problem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"amount out_of_range"}) {
 			t.Fatalf("errors %v", fields)
 		}
 		if !strings.Contains(string(r.body), "4500") {
@@ -225,7 +203,7 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 		t.Fatalf("refunds, oldest first: %v, want %v", amounts, want)
 	}
 	a.rfWantBalance("everything refunded", tok, 9_800, 0, 0)
-	txProblem(t, a.rfRefund(tok, id, nil), http.StatusConflict, "invalid_transition")
+	problem(t, a.rfRefund(tok, id, nil), http.StatusConflict, "invalid_transition")
 
 	t.Run("the list shows the refunds as the lookup does", func(t *testing.T) {
 		t.Parallel()
@@ -269,7 +247,7 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name+" answers 422", func(t *testing.T) {
 				t.Parallel()
-				fields := txProblem(t, a.rfRefund(tok, id, c.body), http.StatusUnprocessableEntity, "validation_failed")
+				fields := problem(t, a.rfRefund(tok, id, c.body), http.StatusUnprocessableEntity, "validation_failed")
 				if !slices.Equal(fields, c.want) {
 					t.Fatalf("errors %v, want %v", fields, c.want)
 				}
@@ -278,7 +256,7 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 		for _, body := range []string{`[1]`, `{"amount": 100,`, `"x"`, `{"amount": 100} {}`} {
 			t.Run(fmt.Sprintf("%q answers 422 malformed_json", body), func(t *testing.T) {
 				t.Parallel()
-				txProblem(t, a.rfRefund(tok, id, body), http.StatusUnprocessableEntity, "malformed_json")
+				problem(t, a.rfRefund(tok, id, body), http.StatusUnprocessableEntity, "malformed_json")
 			})
 		}
 	})
@@ -310,22 +288,22 @@ func TestRefund404ForAnotherAccountsOrAnUnknownTransaction(t *testing.T) {
 	id := a.rfPaid(owner, 10_000)
 	before := a.lcGet(owner, id)
 	theirs := a.rfRefund(stranger, id, map[string]any{"amount": 100})
-	txProblem(t, theirs, http.StatusNotFound, "not_found")
-	unknown := a.rfRefund(stranger, txUnknownID, map[string]any{"amount": 100})
-	txProblem(t, unknown, http.StatusNotFound, "not_found")
-	if x, y := rfStrip(t, theirs), rfStrip(t, unknown); x != y {
+	problem(t, theirs, http.StatusNotFound, "not_found")
+	unknown := a.rfRefund(stranger, unknownID, map[string]any{"amount": 100})
+	problem(t, unknown, http.StatusNotFound, "not_found")
+	if x, y := problemBody(t, theirs), problemBody(t, unknown); x != y {
 		t.Fatalf("another account's id answers\n%s\nan unknown one\n%s", x, y)
 	}
 	// Not parallel: the transaction is compared after it.
 	t.Run("even with an idempotency key", func(t *testing.T) {
-		txProblem(t, a.rfRefund(stranger, id, nil, "Idempotency-Key", "stranger-key-01"), http.StatusNotFound, "not_found")
+		problem(t, a.rfRefund(stranger, id, nil, "Idempotency-Key", "stranger-key-01"), http.StatusNotFound, "not_found")
 	})
-	if fields := txProblem(t, a.rfRefund(owner, "not-a-uuid", nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
+	if fields := problem(t, a.rfRefund(owner, "not-a-uuid", nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
 		t.Fatalf("errors %v", fields)
 	}
 	_, readOnly := a.account(domain.ScopeTransactionRead, domain.ScopeBalanceRead)
-	txProblem(t, a.rfRefund(readOnly, id, nil), http.StatusForbidden, "insufficient_scope")
-	txProblem(t, a.rfRefund("", id, nil), http.StatusUnauthorized, "unauthorized")
+	problem(t, a.rfRefund(readOnly, id, nil), http.StatusForbidden, "insufficient_scope")
+	problem(t, a.rfRefund("", id, nil), http.StatusUnauthorized, "unauthorized")
 	if after := a.lcGet(owner, id); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
@@ -343,7 +321,7 @@ func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 	statement := a.do("GET", "/balance/entries", tok, nil)
 	for _, body := range []any{nil, map[string]any{"amount": 4_751}} {
 		r := a.rfRefund(tok, id, body)
-		txProblem(t, r, http.StatusUnprocessableEntity, "insufficient_balance")
+		problem(t, r, http.StatusUnprocessableEntity, "insufficient_balance")
 		if d, _ := r.json(t)["detail"].(string); !strings.Contains(d, "refund") {
 			t.Errorf("the detail speaks of withdrawals only: %q", d)
 		}
@@ -376,8 +354,8 @@ func TestWhileAMEDHoldMakesTheBalanceNegativeRefundsAndWithdrawalsAnswer422(t *t
 	a.rfSandbox(tok, x, "med/open")
 	a.rfWantBalance("the dispute's hold is taken in full", tok, -9_350, 10_000, 0)
 	before := a.lcGet(tok, y)
-	txProblem(t, a.rfRefund(tok, y, map[string]any{"amount": 1}), http.StatusUnprocessableEntity, "insufficient_balance")
-	txProblem(t, a.rfWithdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
+	problem(t, a.rfRefund(tok, y, map[string]any{"amount": 1}), http.StatusUnprocessableEntity, "insufficient_balance")
+	problem(t, a.rfWithdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
 	a.rfWantBalance("nothing moved", tok, -9_350, 10_000, 0)
 	if after := a.lcGet(tok, y); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
@@ -423,7 +401,7 @@ func TestRefundIdempotency(t *testing.T) {
 	t.Run("422 idempotency_key_reused for the key with another body", func(t *testing.T) {
 		t.Parallel()
 		for _, other := range []any{map[string]any{"amount": 2_000, "reason": "damaged"}, map[string]any{"amount": 1_000}, nil} {
-			txProblem(t, a.rfRefund(tok, id, other, "Idempotency-Key", "refund-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
+			problem(t, a.rfRefund(tok, id, other, "Idempotency-Key", "refund-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
 		}
 	})
 	t.Run("202 for another key: another refund", func(t *testing.T) {
@@ -437,7 +415,7 @@ func TestRefundIdempotency(t *testing.T) {
 	})
 	t.Run("422 naming the header for a key of 7 characters in the header", func(t *testing.T) {
 		t.Parallel()
-		fields := txProblem(t, a.rfRefund(tok, id, body, "Idempotency-Key", "1234567"), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.rfRefund(tok, id, body, "Idempotency-Key", "1234567"), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(fields, []string{"Idempotency-Key too_short"}) {
 			t.Fatalf("errors %v", fields)
 		}

@@ -228,11 +228,11 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 		}
 	})
 	for _, rt := range secScopedRoutes {
-		path := strings.NewReplacer("{id}", secUnknownID, "{clientId}", secUnknownID).Replace(rt.template)
+		path := strings.NewReplacer("{id}", unknownID, "{clientId}", unknownID).Replace(rt.template)
 		t.Run(rt.method+" "+rt.template, func(t *testing.T) {
 			t.Parallel()
 			r := a.do(rt.method, path, "", nil)
-			secProblem(t, r, http.StatusUnauthorized, "unauthorized")
+			problem(t, r, http.StatusUnauthorized, "unauthorized")
 			if r.header.Get("WWW-Authenticate") != "Bearer" {
 				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 			}
@@ -250,7 +250,7 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 				}
 			}
 			r = a.do(rt.method, path, a.secToken(acc, others...), nil)
-			secProblem(t, r, http.StatusForbidden, "insufficient_scope")
+			problem(t, r, http.StatusForbidden, "insufficient_scope")
 			if !strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
 				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 			}
@@ -264,7 +264,7 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 		created := a.newAccount(domain.ScopeTransactionRead)
 		// A token claiming every scope (as a compromised issuer or an old token might).
 		tok := a.secToken(created, domain.AllScopes()...)
-		secProblem(t, a.do("POST", "/transaction", tok, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
+		problem(t, a.do("POST", "/transaction", tok, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
 		granted := a.secTokenFromEndpoint(created.Credential.ClientID, created.Credential.Secret).json(t)
 		if granted["scope"] != "transaction:read" {
 			t.Fatalf("the token endpoint granted %v", granted["scope"])
@@ -280,7 +280,7 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 		_, tok := prod.account()
 		id := prod.secCreate(t, tok, 1_000)
 		notFound := prod.do("GET", "/no/such/route", tok, nil)
-		secProblem(t, notFound, http.StatusNotFound, "not_found")
+		problem(t, notFound, http.StatusNotFound, "not_found")
 		t.Run("refused", func(t *testing.T) {
 			for _, template := range []string{
 				"/sandbox/transaction/{id}/pay", "/sandbox/transaction/{id}/med/open",
@@ -292,8 +292,8 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 					t.Parallel()
 					path := strings.ReplaceAll(template, "{id}", id)
 					r := prod.do("POST", path, tok, nil, "Authorization", "Bearer "+secAcquirerSecret)
-					secProblem(t, r, http.StatusNotFound, "not_found")
-					if x, y := secStrip(t, r), secStrip(t, notFound); x != y {
+					problem(t, r, http.StatusNotFound, "not_found")
+					if x, y := problemBody(t, r), problemBody(t, notFound); x != y {
 						t.Fatalf("answers apart from an unknown route:\n%s\n%s", x, y)
 					}
 				})
@@ -315,8 +315,8 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 		_, tok := a.account()
 		id := a.secCreate(t, tok, 1_000)
 		entry := map[string]any{"pix": []any{secPix(secTxID(t, id), secE2E)}}
-		secProblem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
-		secProblem(t, a.do("GET", "/transaction/"+id, secAcquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
+		problem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
+		problem(t, a.do("GET", "/transaction/"+id, secAcquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
 		if got := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 			t.Fatalf("a refused callback moved the transaction to %v", got)
 		}
@@ -408,7 +408,7 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 			t.Fatalf("%v transactions for one key", list["total"])
 		}
 		body["amount"] = 999
-		secProblem(t, a.do("POST", "/transaction", tok, body, "Idempotency-Key", "replayed-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
+		problem(t, a.do("POST", "/transaction", tok, body, "Idempotency-Key", "replayed-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
 		// Keys belong to one account: another account's key is its own.
 		body["amount"] = 1000
 		if r := a.do("POST", "/transaction", other, body, "Idempotency-Key", "replayed-key-0001"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
@@ -422,7 +422,7 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 		if before-after != 1_000 {
 			t.Fatalf("the balance went from %v to %v: %v withdrawn for one key", before, after, before-after)
 		}
-		secProblem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 2_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}},
+		problem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 2_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}},
 			"Idempotency-Key", "replayed-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
 	})
 }
@@ -494,11 +494,11 @@ func TestOWASPAPI7WebhookURLsOfLocalHostsAndIPLiteralsAreRefusedAtValidation(t *
 			t.Parallel()
 			body := minimalTransaction()
 			body["webhookUrl"] = u
-			fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 			if len(fields) != 1 || !strings.HasPrefix(fields[0], "webhookUrl ") {
 				t.Fatalf("errors %v", fields)
 			}
-			fields = secProblem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 1, "webhookUrl": u,
+			fields = problem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 1, "webhookUrl": u,
 				"pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}}), http.StatusUnprocessableEntity, "validation_failed")
 			if len(fields) != 1 || !strings.HasPrefix(fields[0], "webhookUrl ") {
 				t.Fatalf("withdrawal errors %v", fields)
@@ -652,13 +652,13 @@ func TestOWASPAPI8UnknownRoutesAndMethodsAnswerProblems(t *testing.T) {
 		{"GET", "/v1/transaction", http.StatusNotFound, "not_found"},
 		{"TRACE", "/transaction", http.StatusMethodNotAllowed, "method_not_allowed"},
 		{"OPTIONS", "/transaction", http.StatusMethodNotAllowed, "method_not_allowed"},
-		{"PUT", "/transaction/" + secUnknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
-		{"DELETE", "/transaction/" + secUnknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
-		{"PATCH", "/withdrawal/" + secUnknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"PUT", "/transaction/" + unknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"DELETE", "/transaction/" + unknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"PATCH", "/withdrawal/" + unknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
 		// gorilla/mux v1.8.1 answers 404 rather than 405 when a route registered later accepts
 		// the method (here POST): either is a problem, and no handler runs.
 		{"POST", "/balance", 0, ""},
-		{"POST", "/withdrawal/" + secUnknownID, 0, ""},
+		{"POST", "/withdrawal/" + unknownID, 0, ""},
 	} {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
 			t.Parallel()
@@ -670,7 +670,7 @@ func TestOWASPAPI8UnknownRoutesAndMethodsAnswerProblems(t *testing.T) {
 					c.status, c.code = http.StatusMethodNotAllowed, "method_not_allowed"
 				}
 			}
-			secProblem(t, r, c.status, c.code)
+			problem(t, r, c.status, c.code)
 			if bytes.Contains(r.body, []byte(tok)) {
 				t.Fatal("the answer echoes the token")
 			}
@@ -727,7 +727,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 				p[k] = v
 			}
 		}
-		return secJSON(t, map[string]any{"pix": []any{p}})
+		return jsonText(t, map[string]any{"pix": []any{p}})
 	}
 	many := make([]any, 1001)
 	for i := range many {
@@ -740,7 +740,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		{"a JSON array", `[{"txid": "x"}]`},
 		{"null", `null`},
 		{"pix as a string", `{"pix": "all of them"}`},
-		{"1001 entries", secJSON(t, map[string]any{"pix": many})},
+		{"1001 entries", jsonText(t, map[string]any{"pix": many})},
 	}
 	// Garbage inside an entry spoils that entry only: it is answered invalid, and applies
 	// nothing.

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,47 +18,6 @@ import (
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
-
-// secProblem checks that r is a problem+json answer with status and code, and returns its
-// field errors as "field code" strings.
-func secProblem(t *testing.T, r response, status int, code string) []string {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d\n%s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("Content-Type = %q, want application/problem+json", ct)
-	}
-	p := r.json(t)
-	if p["code"] != code || p["status"] != float64(status) || p["type"] != "about:blank" || p["requestId"] == "" {
-		t.Fatalf("problem = %v, want code %q status %d", p, code, status)
-	}
-	var out []string
-	errs, _ := p["errors"].([]any)
-	for _, e := range errs {
-		m := e.(map[string]any)
-		out = append(out, fmt.Sprint(m["field"], " ", m["code"]))
-	}
-	return out
-}
-
-// secJSON is v marshalled.
-func secJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	must(t, err)
-	return string(b)
-}
-
-// secStrip is a problem body without what differs between any two answers (requestId, and
-// instance, the path asked for), as canonical JSON.
-func secStrip(t *testing.T, r response) string {
-	t.Helper()
-	m := r.json(t)
-	delete(m, "requestId")
-	delete(m, "instance")
-	return secJSON(t, m)
-}
 
 // secSplit decodes a compact JWS into its header and claims (numbers kept exact).
 func secSplit(t *testing.T, token string) (header, claims map[string]any) {
@@ -135,6 +93,3 @@ func (a *api) secBalance(t *testing.T, tok string) string {
 	t.Helper()
 	return string(a.secWant(t, http.StatusOK, "GET", "/balance", tok, nil).body)
 }
-
-// secUnknownID is an id no object has.
-const secUnknownID = "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"

@@ -166,10 +166,10 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 					return strings.NewReplacer("{id}", id, "{clientId}", id).Replace(r.template)
 				}
 				theirs := a.do(r.method, path(r.id), stranger, nil)
-				secProblem(t, theirs, http.StatusNotFound, "not_found")
-				unknown := a.do(r.method, path(secUnknownID), stranger, nil)
-				secProblem(t, unknown, http.StatusNotFound, "not_found")
-				if x, y := secStrip(t, theirs), secStrip(t, unknown); x != y {
+				problem(t, theirs, http.StatusNotFound, "not_found")
+				unknown := a.do(r.method, path(unknownID), stranger, nil)
+				problem(t, unknown, http.StatusNotFound, "not_found")
+				if x, y := problemBody(t, theirs), problemBody(t, unknown); x != y {
 					t.Fatalf("another account's id answers\n%s\nan unknown id\n%s", x, y)
 				}
 				if !secSameHeaders(theirs.header, unknown.header, "X-Request-Id", "Date") {
@@ -369,23 +369,23 @@ func TestOWASPAPI2ForgedExpiredAndMisaddressedTokensAllAnswerTheSame401(t *testi
 		{"without iss", secForge(t, header, secWith(claims, map[string]any{"iss": nil}), signed)},
 		{"naming another account with this credential", secForge(t, header, secWith(claims, map[string]any{"sub": other.Account.ID()}), signed)},
 		{"naming another account's credential", secForge(t, header, secWith(claims, map[string]any{"client_id": other.Credential.ClientID}), signed)},
-		{"of a credential that does not exist", secForge(t, header, secWith(claims, map[string]any{"client_id": secUnknownID}), signed)},
+		{"of a credential that does not exist", secForge(t, header, secWith(claims, map[string]any{"client_id": unknownID}), signed)},
 		{"over 8 KiB", secForge(t, header, secWith(claims, map[string]any{"pad": strings.Repeat("a", 9<<10)}), signed)},
 		{"with a flipped trailing base64 bit in its signature (the same bytes to a lenient decoder)", secFlipTrailingBit(t, real)},
 		{"with a crit header, signed by the server's key", secForge(t, secWith(header, map[string]any{"crit": []string{"b64"}, "b64": true}), claims, signed)},
 	}
 	reference := a.do("GET", "/transaction", "", nil, "Authorization", "Bearer not.a.jwt")
-	secProblem(t, reference, http.StatusUnauthorized, "unauthorized")
+	problem(t, reference, http.StatusUnauthorized, "unauthorized")
 	t.Run("refused", func(t *testing.T) {
 		for _, c := range cases {
 			t.Run("a token "+c.name+" answers 401 with the one body", func(t *testing.T) {
 				t.Parallel()
 				r := a.do("GET", "/transaction", c.token, nil)
-				secProblem(t, r, http.StatusUnauthorized, "unauthorized")
+				problem(t, r, http.StatusUnauthorized, "unauthorized")
 				if got := r.header.Get("WWW-Authenticate"); got != `Bearer error="invalid_token"` {
 					t.Errorf("WWW-Authenticate = %q", got)
 				}
-				if x, y := secStrip(t, r), secStrip(t, reference); x != y {
+				if x, y := problemBody(t, r), problemBody(t, reference); x != y {
 					t.Fatalf("the body tells this refusal apart:\n%s\n%s", x, y)
 				}
 			})
@@ -419,8 +419,8 @@ func TestOWASPAPI2ARevokedCredentialsTokensStopWorkingAtOnce(t *testing.T) {
 
 	reference := a.do("GET", "/transaction", "garbage", nil)
 	r := a.do("GET", "/transaction", second, nil)
-	secProblem(t, r, http.StatusUnauthorized, "unauthorized")
-	if x, y := secStrip(t, r), secStrip(t, reference); x != y {
+	problem(t, r, http.StatusUnauthorized, "unauthorized")
+	if x, y := problemBody(t, r), problemBody(t, reference); x != y {
 		t.Fatalf("a revoked credential's token answers apart:\n%s\n%s", x, y)
 	}
 	again := a.secTokenFromEndpoint(clientID, secret)
@@ -446,7 +446,7 @@ func TestOWASPAPI2ADisabledAccountAnswers403Forbidden(t *testing.T) {
 	} {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			t.Parallel()
-			secProblem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "forbidden")
+			problem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "forbidden")
 		})
 	}
 	t.Run("its credentials obtain no token", func(t *testing.T) {
@@ -472,7 +472,7 @@ func TestOWASPAPI2TheTokenEndpointTellsNoCredentialFailureApart(t *testing.T) {
 		}
 		return string(r.body)
 	}
-	unknown := strip(a.secTokenFromEndpoint(secUnknownID, x.Credential.Secret))
+	unknown := strip(a.secTokenFromEndpoint(unknownID, x.Credential.Secret))
 	wrong := strip(a.secTokenFromEndpoint(x.Credential.ClientID, x.Credential.Secret+"x"))
 	crossed := strip(a.secTokenFromEndpoint(x.Credential.ClientID, y.Credential.Secret))
 	if unknown != wrong || wrong != crossed {
@@ -522,7 +522,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTTransaction(t *testing.T) {
 				t.Parallel()
 				body := minimalTransaction()
 				body[name] = value
-				fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+				fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 				if !slices.Equal(fields, []string{name + " unknown_field"}) {
 					t.Fatalf("errors %v", fields)
 				}
@@ -534,7 +534,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTTransaction(t *testing.T) {
 			body["customer"].(map[string]any)["document"] = map[string]any{"value": validCNPJ, "type": "CNPJ"}
 			body["items"].([]any)[0].(map[string]any)["id"] = "x"
 			body["pix"] = map[string]any{"expirationSeconds": 600, "uri": "000201"}
-			fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 			want := []string{"customer.document invalid_type", "items[0].id unknown_field", "pix.uri unknown_field"}
 			if !slices.Equal(fields, want) {
 				t.Fatalf("errors %v, want %v", fields, want)
@@ -556,7 +556,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTWithdrawal(t *testing.T) {
 	before := a.secBalance(t, tok)
 	t.Run("refused", func(t *testing.T) {
 		for name, value := range map[string]any{
-			"id": secUnknownID, "status": "PROCESSED", "amountWithdrawn": 1, "processedDate": "2020-01-01T00:00:00.000Z",
+			"id": unknownID, "status": "PROCESSED", "amountWithdrawn": 1, "processedDate": "2020-01-01T00:00:00.000Z",
 			"feeAmount": 0, "acquirer": "EVIL", "method": "PIX", "createdAt": "2020-01-01T00:00:00.000Z",
 			"updatedAt": "2020-01-01T00:00:00.000Z", "statusHistory": []any{}, "errorMessage": "x",
 			"endToEnd": "E00360305202611221419aBcDeFgHiJk", "payer": map[string]any{}, "receiver": map[string]any{},
@@ -565,7 +565,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTWithdrawal(t *testing.T) {
 			t.Run(name+" answers 422 unknown_field", func(t *testing.T) {
 				t.Parallel()
 				body := map[string]any{"amount": 1_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}, name: value}
-				fields := secProblem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+				fields := problem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 				if !slices.Equal(fields, []string{name + " unknown_field"}) {
 					t.Fatalf("errors %v", fields)
 				}
@@ -670,7 +670,7 @@ func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 					must(t, err)
 					defer res.Body.Close()
 					raw, _ := io.ReadAll(res.Body)
-					secProblem(t, response{status: res.StatusCode, header: res.Header, body: raw}, http.StatusRequestEntityTooLarge, "payload_too_large")
+					problem(t, response{status: res.StatusCode, header: res.Header, body: raw}, http.StatusRequestEntityTooLarge, "payload_too_large")
 				})
 			}
 		}
@@ -717,7 +717,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 			t.Parallel()
 			body := minimalTransaction()
 			c.set(body)
-			fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, []string{c.field}) {
 				t.Fatalf("errors %v", fields)
 			}
@@ -725,7 +725,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 	}
 	t.Run("perPage 101 answers 422; 100 is the most", func(t *testing.T) {
 		t.Parallel()
-		fields := secProblem(t, a.do("GET", "/transaction?perPage=101", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.do("GET", "/transaction?perPage=101", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(fields, []string{"perPage out_of_range"}) {
 			t.Fatalf("errors %v", fields)
 		}
@@ -737,7 +737,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 		t.Parallel()
 		deep := `{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "metadata": {"x": ` +
 			strings.Repeat("[", 200_000) + strings.Repeat("]", 200_000) + `}}`
-		secProblem(t, a.do("POST", "/transaction", tok, deep), http.StatusUnprocessableEntity, "malformed_json")
+		problem(t, a.do("POST", "/transaction", tok, deep), http.StatusUnprocessableEntity, "malformed_json")
 	})
 }
 
@@ -800,12 +800,12 @@ func TestOWASPAPI4CreationIsRateLimitedPerAccount(t *testing.T) {
 	a.secCreate(t, tok, 1_000)
 	a.secCreate(t, tok, 1_000)
 	r := a.do("POST", "/transaction", tok, minimalTransaction())
-	secProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	problem(t, r, http.StatusTooManyRequests, "rate_limited")
 	if ra := r.header.Get("Retry-After"); ra == "" || strings.Trim(ra, "0123456789") != "" || ra == "0" {
 		t.Fatalf("Retry-After = %q, want whole seconds, at least 1", ra)
 	}
 	t.Run("invalid requests spend the bucket too, so they cannot be used to probe for free", func(t *testing.T) {
-		secProblem(t, a.do("POST", "/transaction", tok, `{}`), http.StatusTooManyRequests, "rate_limited")
+		problem(t, a.do("POST", "/transaction", tok, `{}`), http.StatusTooManyRequests, "rate_limited")
 	})
 	t.Run("another account is not limited by the flood", func(t *testing.T) {
 		a.secCreate(t, other, 1_000)

@@ -345,7 +345,7 @@ func TestStatement422(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 naming the parameter", func(t *testing.T) {
 			t.Parallel()
-			fields := txProblem(t, a.do("GET", "/balance/entries?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("GET", "/balance/entries?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, c.want) {
 				t.Fatalf("errors %v, want %v", fields, c.want)
 			}
@@ -353,7 +353,7 @@ func TestStatement422(t *testing.T) {
 	}
 	t.Run("and so does the CSV export: a problem, not a CSV", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/balance/entries?limit=0", tok, nil, "Accept", "text/csv"), http.StatusUnprocessableEntity, "validation_failed")
+		problem(t, a.do("GET", "/balance/entries?limit=0", tok, nil, "Accept", "text/csv"), http.StatusUnprocessableEntity, "validation_failed")
 	})
 	t.Run("a cursor continues its own query", func(t *testing.T) {
 		t.Parallel()
@@ -471,14 +471,14 @@ func TestBalanceAndStatementNeedBalanceRead(t *testing.T) {
 			t.Run(path+" as "+accept, func(t *testing.T) {
 				t.Parallel()
 				r := a.do("GET", path, without, nil, "Accept", accept)
-				txProblem(t, r, http.StatusForbidden, "insufficient_scope")
+				problem(t, r, http.StatusForbidden, "insufficient_scope")
 				if !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="balance:read"`) {
 					t.Errorf("WWW-Authenticate %q", r.header.Get("WWW-Authenticate"))
 				}
 				if r := a.do("GET", path, only, nil, "Accept", accept); r.status != http.StatusOK {
 					t.Fatalf("with balance:read: %d %s", r.status, r.body)
 				}
-				txProblem(t, a.do("GET", path, "", nil, "Accept", accept), http.StatusUnauthorized, "unauthorized")
+				problem(t, a.do("GET", path, "", nil, "Accept", accept), http.StatusUnauthorized, "unauthorized")
 			})
 		}
 	}

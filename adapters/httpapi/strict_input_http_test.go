@@ -45,19 +45,19 @@ func TestStrictJSONBodiesThatEncodingJSONWouldForgiveAnswer422MalformedJSONAndSt
 		} {
 			t.Run(c.name+" answers 422 malformed_json", func(t *testing.T) {
 				t.Parallel()
-				txProblem(t, a.do("POST", "/transaction", tok, c.body), http.StatusUnprocessableEntity, "malformed_json")
+				problem(t, a.do("POST", "/transaction", tok, c.body), http.StatusUnprocessableEntity, "malformed_json")
 			})
 		}
 		t.Run("a repeated member in POST /withdrawal answers 422 malformed_json", func(t *testing.T) {
 			t.Parallel()
-			txProblem(t, a.do("POST", "/withdrawal", tok, `{"amount": 1, "amount": 5000, "pixKey": {"key": "maria@example.com", "type": "EMAIL"}}`),
+			problem(t, a.do("POST", "/withdrawal", tok, `{"amount": 1, "amount": 5000, "pixKey": {"key": "maria@example.com", "type": "EMAIL"}}`),
 				http.StatusUnprocessableEntity, "malformed_json")
 		})
 		t.Run("a repeated member in the acquirer's callback answers 422 malformed_json", func(t *testing.T) {
 			t.Parallel()
 			acq := newAPI(t, apiSettings{AcquirerSecret: strictAcquirerSecret, SettleNow: true})
 			r := acq.do("POST", "/acquirer/pix", "", `{"pix": [], "pix": []}`, "Authorization", "Bearer "+strictAcquirerSecret)
-			txProblem(t, r, http.StatusUnprocessableEntity, "malformed_json")
+			problem(t, r, http.StatusUnprocessableEntity, "malformed_json")
 		})
 	})
 	if n := a.strictCount(tok); n != 0 {
@@ -79,17 +79,17 @@ func TestAStringHoldingNULIsInvalidFormatOnItsField(t *testing.T) {
 	_, tok := a.account()
 	r := a.do("POST", "/transaction", tok, `{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "externalCode": "order\u0000-0001",
 		"customer": {"name": "Maria\u0000", "email": "maria@example.com", "document": "`+validCPF+`"}, "metadata": {"note": "a\u0000b"}}`)
-	got := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed")
+	got := problem(t, r, http.StatusUnprocessableEntity, "validation_failed")
 	want := []string{"customer.name invalid_format", "externalCode invalid_format", "metadata invalid_format"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("errors = %v, want %v", got, want)
 	}
 	r = a.do("POST", "/withdrawal", tok, `{"amount": 100, "pixKey": {"key": "maria@example.com\u0000", "type": "EMAIL"}}`)
-	if got := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"pixKey.key invalid_format"}) {
+	if got := problem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"pixKey.key invalid_format"}) {
 		t.Fatalf("errors = %v", got)
 	}
 	r = a.do("GET", "/transaction?externalCode=order%00-0001", tok, nil)
-	if got := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"externalCode invalid_format"}) {
+	if got := problem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"externalCode invalid_format"}) {
 		t.Fatalf("errors = %v", got)
 	}
 	if n := a.strictCount(tok); n != 0 {
@@ -110,11 +110,11 @@ func TestABusinessPOSTWithABodyThatIsNotJSONAnswers415(t *testing.T) {
 			{"/transaction", "application/json; charset=latin1"},
 			{"/transaction", "application/jsonp"},
 			{"/withdrawal", "text/plain"},
-			{"/transaction/" + txUnknownID + "/refund", "text/plain"},
+			{"/transaction/" + unknownID + "/refund", "text/plain"},
 		} {
 			t.Run("POST "+c.path+" as "+c.contentType+" answers 415", func(t *testing.T) {
 				t.Parallel()
-				txProblem(t, a.do("POST", c.path, tok, body, "Content-Type", c.contentType), http.StatusUnsupportedMediaType, "unsupported_media_type")
+				problem(t, a.do("POST", c.path, tok, body, "Content-Type", c.contentType), http.StatusUnsupportedMediaType, "unsupported_media_type")
 			})
 		}
 	})
@@ -136,7 +136,7 @@ func TestABusinessPOSTWithABodyThatIsNotJSONAnswers415(t *testing.T) {
 			t.Fatalf("pay: %d %s", r.status, r.body)
 		}
 		// The refund reaches the use case (the balance is still pending): the request passed.
-		txProblem(t, a.do("POST", "/transaction/"+id+"/refund", tok, nil), http.StatusUnprocessableEntity, "insufficient_balance")
+		problem(t, a.do("POST", "/transaction/"+id+"/refund", tok, nil), http.StatusUnprocessableEntity, "insufficient_balance")
 	})
 }
 
@@ -148,7 +148,7 @@ func TestAQueryStringThatDoesNotParseAnswers422RatherThanDroppingTheFilter(t *te
 	for _, q := range []string{"status=PAID;", "status=PAID;status=REFUNDED", "status=%zz", "status=PAID&x=%", "customerName=Jo%C3"} {
 		t.Run("?"+q+" answers 422", func(t *testing.T) {
 			t.Parallel()
-			got := txProblem(t, a.do("GET", "/transaction?"+q, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+			got := problem(t, a.do("GET", "/transaction?"+q, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if len(got) != 1 || !strings.HasSuffix(got[0], "invalid_format") {
 				t.Fatalf("errors = %v", got)
 			}
@@ -156,7 +156,7 @@ func TestAQueryStringThatDoesNotParseAnswers422RatherThanDroppingTheFilter(t *te
 	}
 	t.Run("a route that takes no parameter answers 422 for an unparsable query too", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/balance?a;b", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		problem(t, a.do("GET", "/balance?a;b", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 	})
 	t.Run("control: ?status=PAID lists nothing", func(t *testing.T) {
 		t.Parallel()
@@ -274,7 +274,7 @@ func TestWebhookURLsOnInternationalisedTopLevelDomainsAreAcceptedAsPunycode(t *t
 			t.Parallel()
 			body := minimalTransaction()
 			body["webhookUrl"] = bad
-			if got := txProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"webhookUrl invalid_format"}) {
+			if got := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"webhookUrl invalid_format"}) {
 				t.Fatalf("errors = %v", got)
 			}
 		})
@@ -287,7 +287,7 @@ func TestHEADIsAnsweredWhereverGETIsWithTheSameStatusAndHeadersAndNoBody(t *test
 	_, tok := a.account()
 	id := a.lcCreate(tok)
 	for _, path := range []string{
-		"/transaction/" + id, "/transaction", "/transaction/" + txUnknownID, "/transaction/nope",
+		"/transaction/" + id, "/transaction", "/transaction/" + unknownID, "/transaction/nope",
 		"/transaction/" + id + "/events", "/balance", "/healthz", "/openapi.json", "/.well-known/jwks.json",
 	} {
 		t.Run("HEAD "+path, func(t *testing.T) {
@@ -377,7 +377,7 @@ func TestARouteThatIgnoresItsBodyStillRefusesOneThatIsNotJSON(t *testing.T) {
 	for _, path := range []string{"/webhook/secret/rotate", "/auth/credentials"} {
 		t.Run("POST "+path+" with a text/plain body answers 415", func(t *testing.T) {
 			t.Parallel()
-			txProblem(t, a.do("POST", path, tok, "rotate please", "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, "unsupported_media_type")
+			problem(t, a.do("POST", path, tok, "rotate please", "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, "unsupported_media_type")
 		})
 	}
 	t.Run("control: POST /webhook/secret/rotate without a body answers 200", func(t *testing.T) {

@@ -122,7 +122,7 @@ func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T
 	var data, get map[string]any
 	_ = json.Unmarshal(event.Data, &data)
 	_ = json.Unmarshal(afterCreation.body, &get)
-	if x, y := wdJSON(t, data), wdJSON(t, get); x != y {
+	if x, y := jsonText(t, data), jsonText(t, get); x != y {
 		t.Fatalf("data differs from GET:\n%s\n%s", x, y)
 	}
 	if u, _ := data["paymentUrl"].(string); !strings.HasPrefix(u, a.srv.URL+"/pay/") {
@@ -148,7 +148,7 @@ func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T
 	t.Run("another account sees 404 for the events", func(t *testing.T) {
 		t.Parallel()
 		_, other := a.account()
-		wdProblem(t, a.do("GET", "/transaction/"+id+"/events", other, nil), http.StatusNotFound, "not_found")
+		problem(t, a.do("GET", "/transaction/"+id+"/events", other, nil), http.StatusNotFound, "not_found")
 	})
 	t.Run("nothing is delivered twice", func(t *testing.T) {
 		t.Parallel()

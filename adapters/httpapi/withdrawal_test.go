@@ -90,16 +90,6 @@ func (a *api) wdMustWithdraw(t *testing.T, token string, amount int64) map[strin
 	return r.json(t)
 }
 
-// wdKeys are m's keys, sorted.
-func wdKeys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func TestMoneyWalksThroughTheBalance(t *testing.T) {
 	t.Parallel()
 	a := newWDAPI(t, apiSettings{})
@@ -120,8 +110,8 @@ func TestMoneyWalksThroughTheBalance(t *testing.T) {
 	a.wdWantBalance(t, "a MED dispute holds the amount paid", tok, 29_700, 30_000, 5_000)
 
 	// Available 29700: a withdrawal of 29551 would take 29701 with its fee.
-	wdProblem(t, a.wdWithdraw(tok, 29_700-wdFee+1), http.StatusUnprocessableEntity, "insufficient_balance")
-	wdProblem(t, a.wdWithdraw(tok, 29_700), http.StatusUnprocessableEntity, "insufficient_balance")
+	problem(t, a.wdWithdraw(tok, 29_700-wdFee+1), http.StatusUnprocessableEntity, "insufficient_balance")
+	problem(t, a.wdWithdraw(tok, 29_700), http.StatusUnprocessableEntity, "insufficient_balance")
 	a.wdWantBalance(t, "refused withdrawals change nothing", tok, 29_700, 30_000, 5_000)
 
 	w1 := a.wdMustWithdraw(t, tok, 10_000)
@@ -148,7 +138,7 @@ func TestMoneyWalksThroughTheBalance(t *testing.T) {
 
 	w2 := a.wdMustWithdraw(t, tok, 29_700-wdFee)
 	a.wdWantBalance(t, "the whole available balance withdrawn", tok, 0, 30_000, 5_000)
-	wdProblem(t, a.wdWithdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
+	problem(t, a.wdWithdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
 	a.wdWantBalance(t, "one cent more is refused", tok, 0, 30_000, 5_000)
 
 	a.wdSandbox(t, tok, tc, "med/reject")
@@ -205,7 +195,7 @@ func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
 	}
 	want := []string{"acquirer", "amount", "createdAt", "errorMessage", "externalCode", "feeAmount", "id", "method",
 		"payer", "pixKey", "receiver", "status", "statusHistory", "updatedAt", "webhookUrl"}
-	if got := wdKeys(created); !slices.Equal(got, want) {
+	if got := sortedKeys(created); !slices.Equal(got, want) {
 		t.Fatalf("fields %v, want %v", got, want)
 	}
 	get := a.do("GET", "/withdrawal/"+id, tok, nil)
@@ -259,7 +249,7 @@ func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
 	done := a.do("GET", "/withdrawal/"+id, tok, nil).json(t)
 	want = append(want, "amountWithdrawn", "endToEnd", "processedDate")
 	slices.Sort(want)
-	if got := wdKeys(done); !slices.Equal(got, want) {
+	if got := sortedKeys(done); !slices.Equal(got, want) {
 		t.Fatalf("processed fields %v, want %v", got, want)
 	}
 	e2e := done["endToEnd"].(string)
@@ -365,7 +355,7 @@ func TestCreateWithdrawal422ChangesNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got := wdProblem(t, a.do("POST", "/withdrawal", tok, c.body, c.headers...), http.StatusUnprocessableEntity, "validation_failed")
+			got := problem(t, a.do("POST", "/withdrawal", tok, c.body, c.headers...), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("errors %v, want %v", got, c.want)
 			}
@@ -375,14 +365,14 @@ func TestCreateWithdrawal422ChangesNothing(t *testing.T) {
 	t.Run("a body that is not a JSON object is malformed", func(t *testing.T) {
 		t.Parallel()
 		for _, body := range []string{`{"amount": 1000`, `[]`, `"x"`, ``} {
-			wdProblem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "malformed_json")
+			problem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "malformed_json")
 		}
 		a.wdWantBalance(t, "malformed bodies", tok, available, 0, 0)
 	})
 	t.Run("a body over 1 MiB is too large", func(t *testing.T) {
 		t.Parallel()
 		big := `{"externalCode": "` + strings.Repeat("a", 1<<20) + `"}`
-		wdProblem(t, a.do("POST", "/withdrawal", tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
+		problem(t, a.do("POST", "/withdrawal", tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
 	})
 }
 
@@ -434,8 +424,8 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 			t.Parallel()
 			other := wdRequest(2_000)
 			other["idempotencyKey"] = "payout-key-0001"
-			wdProblem(t, a.do("POST", "/withdrawal", tok, other), http.StatusUnprocessableEntity, "idempotency_key_reused")
-			wdProblem(t, a.do("POST", "/withdrawal", tok, wdRequest(2_000), "Idempotency-Key", "payout-key-0001"),
+			problem(t, a.do("POST", "/withdrawal", tok, other), http.StatusUnprocessableEntity, "idempotency_key_reused")
+			problem(t, a.do("POST", "/withdrawal", tok, wdRequest(2_000), "Idempotency-Key", "payout-key-0001"),
 				http.StatusUnprocessableEntity, "idempotency_key_reused")
 		})
 		t.Run("a transaction's key is no withdrawal's", func(t *testing.T) {
@@ -513,7 +503,7 @@ func TestWithdrawalsOfAnotherAccountAreNotFound(t *testing.T) {
 			t.Run(route.method+" "+route.path+" answers 404 like an unknown id", func(t *testing.T) {
 				t.Parallel()
 				theirs := a.do(route.method, fmt.Sprintf(route.path, id), stranger, nil)
-				wdProblem(t, theirs, http.StatusNotFound, "not_found")
+				problem(t, theirs, http.StatusNotFound, "not_found")
 				none := a.do(route.method, fmt.Sprintf(route.path, unknown), stranger, nil)
 				if !same(theirs, none) {
 					t.Fatalf("another account's id answers\n%s\nan unknown id\n%s", theirs.body, none.body)
@@ -534,7 +524,7 @@ func TestWithdrawalsOfAnotherAccountAreNotFound(t *testing.T) {
 			{"POST", "/withdrawal/not-a-uuid/cancel"},
 			{"POST", "/sandbox/withdrawal/123/fail"},
 		} {
-			got := wdProblem(t, a.do(rt.method, rt.path, owner, nil), http.StatusUnprocessableEntity, "validation_failed")
+			got := problem(t, a.do(rt.method, rt.path, owner, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(got, []string{"id invalid_format"}) {
 				t.Fatalf("%s %s: errors %v", rt.method, rt.path, got)
 			}
@@ -579,7 +569,7 @@ func TestWithdrawalTransitionsRefusedAnswer409(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name+" answers 409", func(t *testing.T) {
 				t.Parallel()
-				wdProblem(t, a.do("POST", c.path, tok, nil), http.StatusConflict, "invalid_transition")
+				problem(t, a.do("POST", c.path, tok, nil), http.StatusConflict, "invalid_transition")
 			})
 		}
 	})
@@ -588,7 +578,7 @@ func TestWithdrawalTransitionsRefusedAnswer409(t *testing.T) {
 	}
 	t.Run("an action takes no body", func(t *testing.T) {
 		t.Parallel()
-		got := wdProblem(t, a.do("POST", "/sandbox/withdrawal/"+processing2+"/reject", tok, map[string]any{"reason": "x"}),
+		got := problem(t, a.do("POST", "/sandbox/withdrawal/"+processing2+"/reject", tok, map[string]any{"reason": "x"}),
 			http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(got, []string{"reason unknown_field"}) {
 			t.Fatalf("errors %v", got)
@@ -642,14 +632,14 @@ func TestCancelWithdrawalOutsideTheSandbox(t *testing.T) {
 		t.Fatalf("canceled withdrawal %s", r.body)
 	}
 	a.wdWantBalance(t, "a canceled withdrawal gives its money back", tok, 10_000-wdTxFee, 0, 0)
-	wdProblem(t, a.do("POST", "/withdrawal/"+wid+"/cancel", tok, nil), http.StatusConflict, "invalid_transition")
+	problem(t, a.do("POST", "/withdrawal/"+wid+"/cancel", tok, nil), http.StatusConflict, "invalid_transition")
 
 	// That no payout job runs without the sandbox is serve's wiring: cmd/pixgate checks it
 	// (TestNoPayoutProviderLeavesWithdrawalsPendingAndCancelable).
 	t.Run("the sandbox routes do not exist", func(t *testing.T) {
 		t.Parallel()
 		for _, step := range []string{"fail", "reject", "refund"} {
-			wdProblem(t, a.do("POST", "/sandbox/withdrawal/"+wid+"/"+step, tok, nil), http.StatusNotFound, "not_found")
+			problem(t, a.do("POST", "/sandbox/withdrawal/"+wid+"/"+step, tok, nil), http.StatusNotFound, "not_found")
 		}
 	})
 }
@@ -682,16 +672,16 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			t.Parallel()
 			r := a.do(rt.method, rt.path, "", rt.body)
-			wdProblem(t, r, http.StatusUnauthorized, "unauthorized")
+			problem(t, r, http.StatusUnauthorized, "unauthorized")
 			if r.header.Get("WWW-Authenticate") == "" {
 				t.Errorf("401 without WWW-Authenticate")
 			}
-			wdProblem(t, a.do(rt.method, rt.path, "not-a-token", rt.body), http.StatusUnauthorized, "unauthorized")
+			problem(t, a.do(rt.method, rt.path, "not-a-token", rt.body), http.StatusUnauthorized, "unauthorized")
 			for _, tok := range []string{readTx, readWd, writeWd, readBalance} {
 				if tok == rt.granted {
 					continue
 				}
-				wdProblem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "insufficient_scope")
+				problem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "insufficient_scope")
 			}
 			// With the scope, the route is reached (another account's id: 404; no money: 422).
 			if r := a.do(rt.method, rt.path, rt.granted, rt.body); r.status == http.StatusForbidden || r.status == http.StatusUnauthorized {
@@ -701,7 +691,7 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 	}
 	t.Run("GET /balance takes no parameters", func(t *testing.T) {
 		t.Parallel()
-		got := wdProblem(t, a.do("GET", "/balance?account=x", all, nil), http.StatusUnprocessableEntity, "validation_failed")
+		got := problem(t, a.do("GET", "/balance?account=x", all, nil), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(got, []string{"account unknown_field"}) {
 			t.Fatalf("errors %v", got)
 		}
