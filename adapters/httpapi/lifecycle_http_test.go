@@ -38,19 +38,6 @@ func (a *api) lcCreate(tok string) string {
 	return r.json(a.t)["id"].(string)
 }
 
-// lcFund pays a charge of 1000.00 for the account, so that refunds find an available balance
-// to hold (a refund of a charge's whole amount needs more than the charge left after its fee).
-func (a *api) lcFund(tok string) {
-	a.t.Helper()
-	body := minimalTransaction()
-	body["amount"] = 100_000
-	r := a.do("POST", "/transaction", tok, body)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("creating: %d %s", r.status, r.body)
-	}
-	a.lcStep(tok, r.json(a.t)["id"].(string), "pay", http.StatusOK)
-}
-
 // lcStep posts a sandbox (or refund) route of a transaction and wants status.
 func (a *api) lcStep(tok, id, route string, want int) response {
 	a.t.Helper()
@@ -145,7 +132,9 @@ func newLCWalker(t *testing.T, s apiSettings) lcWalker {
 	s.SettleNow = true
 	a := newAPI(t, s)
 	_, tok := a.account()
-	a.lcFund(tok)
+	// 1000.00 paid, so that refunds find an available balance to hold (a refund of a charge's
+	// whole amount needs more than the charge left after its fee).
+	a.paidCharge(t, tok, 100_000)
 	return lcWalker{a: a, tok: tok}
 }
 
@@ -321,7 +310,9 @@ func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 	clock := lcClock()
 	a := newAPI(t, apiSettings{Settle: time.Second, Clock: clock})
 	_, tok := a.account()
-	a.lcFund(tok)
+	// 1000.00 paid, so that refunds find an available balance to hold (a refund of a charge's
+	// whole amount needs more than the charge left after its fee).
+	a.paidCharge(t, tok, 100_000)
 	id := a.lcCreate(tok)
 	a.lcStep(tok, id, "pay", http.StatusOK)
 	a.lcStep(tok, id, "refund", http.StatusAccepted)

@@ -1,9 +1,9 @@
 package httpapi_test
 
 // POST /transaction/{id}/refund over HTTP: full and partial refunds, their validation, the
-// balance they need and their idempotency. The money is rfSettings': a payment costs a fee of
-// 100 cents, a withdrawal 150, and the sandbox settles refunds when its job runs. Helpers here
-// start with "rf".
+// balance they need and their idempotency. The money is feeSettings' (api_helpers_test.go): a
+// payment costs a fee of 100 cents, a withdrawal 150, and the sandbox settles refunds when its
+// job runs. Helpers here start with "rf".
 
 import (
 	"bytes"
@@ -20,34 +20,6 @@ import (
 )
 
 var rfRefundID = regexp.MustCompile(`^[A-Za-z0-9]{1,35}$`)
-
-// rfSettings are the money of the refund and statement tests: a fixed fee of 100 cents on
-// each paid transaction, 150 on each withdrawal, and a sandbox that settles at once.
-func rfSettings() apiSettings {
-	return apiSettings{Fee: &domain.FeePolicy{FixedCents: 100}, WithdrawalFee: 150, SettleNow: true}
-}
-
-// rfPaid charges amount and pays it through the sandbox.
-func (a *api) rfPaid(tok string, amount int64) string {
-	a.t.Helper()
-	body := minimalTransaction()
-	body["amount"] = amount
-	r := a.do("POST", "/transaction", tok, body)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("POST /transaction: %d %s", r.status, r.body)
-	}
-	id := r.json(a.t)["id"].(string)
-	a.rfSandbox(tok, id, "pay")
-	return id
-}
-
-// rfSandbox sends POST /sandbox/transaction/{id}/<step> and wants 200.
-func (a *api) rfSandbox(tok, id, step string) {
-	a.t.Helper()
-	if r := a.do("POST", "/sandbox/transaction/"+id+"/"+step, tok, nil); r.status != http.StatusOK {
-		a.t.Fatalf("sandbox %s: %d %s", step, r.status, r.body)
-	}
-}
 
 // rfRefund posts a refund with body (nil: none) and headers.
 func (a *api) rfRefund(tok, id string, body any, headers ...string) response {
@@ -82,49 +54,13 @@ func rfRefunds(t *testing.T, tx map[string]any) []map[string]any {
 	return out
 }
 
-// rfBalance is GET /balance as [available, blocked, pending].
-func (a *api) rfBalance(tok string) [3]int64 {
-	a.t.Helper()
-	r := a.do("GET", "/balance", tok, nil)
-	if r.status != http.StatusOK {
-		a.t.Fatalf("GET /balance: %d %s", r.status, r.body)
-	}
-	m := r.json(a.t)
-	if len(m) != 3 {
-		a.t.Fatalf("balance %v, want exactly available, blocked and pending", m)
-	}
-	return [3]int64{int64(m["available"].(float64)), int64(m["blocked"].(float64)), int64(m["pending"].(float64))}
-}
-
-func (a *api) rfWantBalance(step, tok string, available, blocked, pending int64) {
-	a.t.Helper()
-	if got, want := a.rfBalance(tok), [3]int64{available, blocked, pending}; got != want {
-		a.t.Fatalf("%s: balance [available blocked pending] = %v, want %v", step, got, want)
-	}
-}
-
-// rfWithdraw sends POST /withdrawal of amount to an e-mail key.
-func (a *api) rfWithdraw(tok string, amount int64) response {
-	a.t.Helper()
-	return a.do("POST", "/withdrawal", tok, map[string]any{"amount": amount, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}})
-}
-
-func (a *api) rfMustWithdraw(tok string, amount int64) map[string]any {
-	a.t.Helper()
-	r := a.rfWithdraw(tok, amount)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("POST /withdrawal of %d: %d %s", amount, r.status, r.body)
-	}
-	return r.json(a.t)
-}
-
 func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.rfPaid(tok, 10_000) // the other sale's money covers the fee this one cost
-	id := a.rfPaid(tok, 10_000)
-	a.rfWantBalance("two sales", tok, 19_800, 0, 0)
+	a.paidCharge(t, tok, 10_000) // the other sale's money covers the fee this one cost
+	id := a.paidCharge(t, tok, 10_000)
+	a.wantBalance(t, "two sales", tok, 19_800, 0, 0)
 
 	before := time.Now().UTC().Truncate(time.Millisecond)
 	got := a.rfAccepted(tok, id, map[string]any{"amount": 2_500, "reason": "one item returned"})
@@ -149,7 +85,7 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	if want := []string{"amount", "completedAt", "createdAt", "endToEndRefund", "errorMessage", "id", "reason", "status"}; !slices.Equal(sortedKeys(r), want) {
 		t.Errorf("refund fields %v, want %v", sortedKeys(r), want)
 	}
-	a.rfWantBalance("a refund in progress holds its amount", tok, 17_300, 2_500, 0)
+	a.wantBalance(t, "a refund in progress holds its amount", tok, 17_300, 2_500, 0)
 
 	// Not parallel: it asks while this refund is in progress.
 	t.Run("409 for a second refund while one is in progress", func(t *testing.T) {
@@ -164,14 +100,14 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 		got["amountRefunded"] != float64(2_500) || got["endToEndRefund"] != r["endToEndRefund"] {
 		t.Fatalf("after the first refund completed: amountRefunded %v endToEndRefund %v refund %v", got["amountRefunded"], got["endToEndRefund"], r)
 	}
-	a.rfWantBalance("the first refund left", tok, 17_300, 0, 0)
+	a.wantBalance(t, "the first refund left", tok, 17_300, 0, 0)
 
 	got = a.rfAccepted(tok, id, map[string]any{"amount": 3_000})
 	if refunds := rfRefunds(t, got); len(refunds) != 2 || refunds[1]["reason"] != nil || refunds[1]["amount"] != float64(3_000) {
 		t.Fatalf("refunds %v", refunds)
 	}
 	a.settle()
-	a.rfWantBalance("the second refund left", tok, 14_300, 0, 0)
+	a.wantBalance(t, "the second refund left", tok, 14_300, 0, 0)
 
 	// Not parallel: it asks before the last refund.
 	t.Run("422 naming amount and what is left for more than what is left to refund", func(t *testing.T) {
@@ -202,7 +138,7 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	if want := []any{float64(2_500), "REFUNDED", float64(3_000), "REFUNDED", float64(4_500), "REFUNDED"}; fmt.Sprint(amounts) != fmt.Sprint(want) {
 		t.Fatalf("refunds, oldest first: %v, want %v", amounts, want)
 	}
-	a.rfWantBalance("everything refunded", tok, 9_800, 0, 0)
+	a.wantBalance(t, "everything refunded", tok, 9_800, 0, 0)
 	problem(t, a.rfRefund(tok, id, nil), http.StatusConflict, "invalid_transition")
 
 	t.Run("the list shows the refunds as the lookup does", func(t *testing.T) {
@@ -216,11 +152,11 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 
 func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.rfPaid(tok, 50_000)
-	id := a.rfPaid(tok, 10_000)
-	before, money := a.lcGet(tok, id), a.rfBalance(tok)
+	a.paidCharge(t, tok, 50_000)
+	id := a.paidCharge(t, tok, 10_000)
+	before, money := a.lcGet(tok, id), a.balance(t, tok)
 	cases := []struct {
 		name string
 		body any
@@ -275,17 +211,17 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 		if money != [3]int64{59_800, 0, 0} || len(before.json(t)["refunds"].([]any)) != 0 {
 			t.Fatalf("the balance before was %v", money)
 		}
-		a.rfWantBalance("one refund of 10000 held", tok, 49_800, 10_000, 0)
+		a.wantBalance(t, "one refund of 10000 held", tok, 49_800, 10_000, 0)
 	})
 }
 
 func TestRefund404ForAnotherAccountsOrAnUnknownTransaction(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, owner := a.account()
 	_, stranger := a.account()
-	a.rfPaid(stranger, 100_000)
-	id := a.rfPaid(owner, 10_000)
+	a.paidCharge(t, stranger, 100_000)
+	id := a.paidCharge(t, owner, 10_000)
 	before := a.lcGet(owner, id)
 	theirs := a.rfRefund(stranger, id, map[string]any{"amount": 100})
 	problem(t, theirs, http.StatusNotFound, "not_found")
@@ -311,11 +247,11 @@ func TestRefund404ForAnotherAccountsOrAnUnknownTransaction(t *testing.T) {
 
 func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	id := a.rfPaid(tok, 10_000)
-	a.rfMustWithdraw(tok, 5_000)
-	a.rfWantBalance("a sale less a withdrawal", tok, 4_750, 0, 0)
+	id := a.paidCharge(t, tok, 10_000)
+	a.mustWithdraw(t, tok, 5_000)
+	a.wantBalance(t, "a sale less a withdrawal", tok, 4_750, 0, 0)
 
 	before := a.lcGet(tok, id)
 	statement := a.do("GET", "/balance/entries", tok, nil)
@@ -326,7 +262,7 @@ func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 			t.Errorf("the detail speaks of withdrawals only: %q", d)
 		}
 	}
-	a.rfWantBalance("refused refunds", tok, 4_750, 0, 0)
+	a.wantBalance(t, "refused refunds", tok, 4_750, 0, 0)
 	if after := a.lcGet(tok, id); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
@@ -337,42 +273,42 @@ func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 	t.Run("202 for a refund of exactly the available balance", func(t *testing.T) {
 		t.Parallel()
 		a.rfAccepted(tok, id, map[string]any{"amount": 4_750})
-		a.rfWantBalance("all available held", tok, 0, 4_750, 0)
-		a.rfSandbox(tok, id, "refund/fail")
-		a.rfWantBalance("a failed refund gives the money back", tok, 4_750, 0, 0)
+		a.wantBalance(t, "all available held", tok, 0, 4_750, 0)
+		a.sandboxStep(t, tok, id, "refund/fail")
+		a.wantBalance(t, "a failed refund gives the money back", tok, 4_750, 0, 0)
 	})
 }
 
 func TestWhileAMEDHoldMakesTheBalanceNegativeRefundsAndWithdrawalsAnswer422(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	x, y := a.rfPaid(tok, 10_000), a.rfPaid(tok, 10_000)
-	a.rfMustWithdraw(tok, 19_000)
-	a.rfWantBalance("two sales, almost all withdrawn", tok, 650, 0, 0)
+	x, y := a.paidCharge(t, tok, 10_000), a.paidCharge(t, tok, 10_000)
+	a.mustWithdraw(t, tok, 19_000)
+	a.wantBalance(t, "two sales, almost all withdrawn", tok, 650, 0, 0)
 
-	a.rfSandbox(tok, x, "med/open")
-	a.rfWantBalance("the dispute's hold is taken in full", tok, -9_350, 10_000, 0)
+	a.sandboxStep(t, tok, x, "med/open")
+	a.wantBalance(t, "the dispute's hold is taken in full", tok, -9_350, 10_000, 0)
 	before := a.lcGet(tok, y)
 	problem(t, a.rfRefund(tok, y, map[string]any{"amount": 1}), http.StatusUnprocessableEntity, "insufficient_balance")
-	problem(t, a.rfWithdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
-	a.rfWantBalance("nothing moved", tok, -9_350, 10_000, 0)
+	problem(t, a.withdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
+	a.wantBalance(t, "nothing moved", tok, -9_350, 10_000, 0)
 	if after := a.lcGet(tok, y); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
 
-	a.rfSandbox(tok, x, "med/reject")
-	a.rfWantBalance("the dispute released", tok, 650, 0, 0)
+	a.sandboxStep(t, tok, x, "med/reject")
+	a.wantBalance(t, "the dispute released", tok, 650, 0, 0)
 	a.rfAccepted(tok, y, map[string]any{"amount": 500})
-	a.rfWantBalance("a refund the balance covers", tok, 150, 500, 0)
+	a.wantBalance(t, "a refund the balance covers", tok, 150, 500, 0)
 }
 
 func TestRefundIdempotency(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.rfPaid(tok, 100_000)
-	id := a.rfPaid(tok, 10_000)
+	a.paidCharge(t, tok, 100_000)
+	id := a.paidCharge(t, tok, 10_000)
 	body := map[string]any{"amount": 1_000, "reason": "damaged"}
 
 	first := a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001")
@@ -422,7 +358,7 @@ func TestRefundIdempotency(t *testing.T) {
 	})
 	t.Run("concurrent requests with one key make one refund and answer one body", func(t *testing.T) {
 		t.Parallel()
-		other := a.rfPaid(tok, 10_000)
+		other := a.paidCharge(t, tok, 10_000)
 		const n = 20
 		answers := make([]response, n)
 		var wg sync.WaitGroup

@@ -278,7 +278,7 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 		t.Parallel()
 		prod := secAPI(t, apiSettings{NoSandbox: true})
 		_, tok := prod.account()
-		id := prod.secCreate(t, tok, 1_000)
+		id := prod.charge(t, tok, 1_000)
 		notFound := prod.do("GET", "/no/such/route", tok, nil)
 		problem(t, notFound, http.StatusNotFound, "not_found")
 		t.Run("refused", func(t *testing.T) {
@@ -313,7 +313,7 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 		t.Parallel()
 		a := secAPI(t, apiSettings{NoSandbox: true, AcquirerSecret: secAcquirerSecret})
 		_, tok := a.account()
-		id := a.secCreate(t, tok, 1_000)
+		id := a.charge(t, tok, 1_000)
 		entry := map[string]any{"pix": []any{secPix(secTxID(t, id), secE2E)}}
 		problem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
 		problem(t, a.do("GET", "/transaction/"+id, secAcquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
@@ -332,7 +332,7 @@ func TestOWASPAPI6ConcurrentWithdrawalsThroughTwoCredentialsNeverOverdraw(t *tes
 	_, first := a.account()
 	c := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", first, nil).json(t)
 	second := a.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string)).json(t)["access_token"].(string)
-	a.secPaid(t, first, 10_000)
+	a.paidCharge(t, first, 10_000)
 	const n = 40
 	statuses := make([]int, n)
 	var wg sync.WaitGroup
@@ -373,7 +373,7 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 	a := secAPI(t, apiSettings{Fee: &domain.FeePolicy{}})
 	_, tok := a.account()
 	_, other := a.account()
-	a.secPaid(t, tok, 100_000)
+	a.paidCharge(t, tok, 100_000)
 	const n = 30
 	race := func(t *testing.T, path string, body map[string]any) [][]byte {
 		bodies := make([][]byte, n)
@@ -454,8 +454,8 @@ func TestOWASPAPI6ConcurrentStepsOfOnePaymentHappenOnce(t *testing.T) {
 		}
 		return ok
 	}
-	a.secPaid(t, tok, 100_000) // a refund needs the available balance to cover it; fees took some of this payment's
-	id := a.secCreate(t, tok, 1_000)
+	a.paidCharge(t, tok, 100_000) // a refund needs the available balance to cover it; fees took some of this payment's
+	id := a.charge(t, tok, 1_000)
 	if n := race("/sandbox/transaction/" + id + "/pay"); n != 1 {
 		t.Fatalf("%d payments went through, want 1", n)
 	}
@@ -479,7 +479,7 @@ func TestOWASPAPI7WebhookURLsOfLocalHostsAndIPLiteralsAreRefusedAtValidation(t *
 	t.Parallel()
 	a := secAPI(t)
 	_, tok := a.account()
-	a.secPaid(t, tok, 100_000)
+	a.paidCharge(t, tok, 100_000)
 	for _, u := range []string{
 		"https://localhost/hook", "https://localhost:8443/hook", "https://127.0.0.1/hook", "https://[::1]/hook",
 		"https://10.0.0.1/hook", "https://169.254.169.254/latest/meta-data/", "https://[fd00::1]/hook",
@@ -593,7 +593,7 @@ func TestOWASPAPI8EveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
 	acc := a.newAccount()
 	tok := a.secToken(acc, domain.AllScopes()...)
-	id := a.secCreate(t, tok, 1_000)
+	id := a.charge(t, tok, 1_000)
 	form := url.Values{"client_id": {acc.Credential.ClientID}, "client_secret": {acc.Credential.Secret}}.Encode()
 	formCT := []string{"Content-Type", "application/x-www-form-urlencoded"}
 	answers := []struct {
@@ -715,7 +715,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 	t.Parallel()
 	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
 	_, tok := a.account()
-	id := a.secCreate(t, tok, 1_000)
+	id := a.charge(t, tok, 1_000)
 	txid := secTxID(t, id)
 	before := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body
 	with := func(changes map[string]any) string {

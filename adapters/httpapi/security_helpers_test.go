@@ -64,30 +64,6 @@ func (a *api) secWant(t *testing.T, status int, method, path, tok string, body a
 	return r
 }
 
-// secCreate creates a transaction of amount (cents) and returns its id.
-func (a *api) secCreate(t *testing.T, tok string, amount int64) string {
-	t.Helper()
-	body := minimalTransaction()
-	body["amount"] = amount
-	return a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body).json(t)["id"].(string)
-}
-
-// secPaid creates a transaction of amount and pays it through the sandbox.
-func (a *api) secPaid(t *testing.T, tok string, amount int64) string {
-	t.Helper()
-	id := a.secCreate(t, tok, amount)
-	a.secWant(t, http.StatusOK, "POST", "/sandbox/transaction/"+id+"/pay", tok, nil)
-	return id
-}
-
-// secWithdraw creates a withdrawal of amount to an e-mail key and returns its id.
-func (a *api) secWithdraw(t *testing.T, tok string, amount int64) string {
-	t.Helper()
-	r := a.secWant(t, http.StatusCreated, "POST", "/withdrawal", tok, map[string]any{
-		"amount": amount, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}})
-	return r.json(t)["id"].(string)
-}
-
 // secBalance is the body of GET /balance.
 func (a *api) secBalance(t *testing.T, tok string) string {
 	t.Helper()

@@ -95,18 +95,18 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 	a := secAPI(t)
 	_, owner := a.account()
 	_, stranger := a.account()
-	a.secPaid(t, stranger, 1_000_000) // the stranger has money and every scope: nothing but ownership stops it
+	a.paidCharge(t, stranger, 1_000_000) // the stranger has money and every scope: nothing but ownership stops it
 
-	txNew := a.secCreate(t, owner, 1_000)
-	txPaid := a.secPaid(t, owner, 1_000)
-	txBlocked := a.secPaid(t, owner, 1_000)
+	txNew := a.charge(t, owner, 1_000)
+	txPaid := a.paidCharge(t, owner, 1_000)
+	txBlocked := a.paidCharge(t, owner, 1_000)
 	a.secWant(t, http.StatusOK, "POST", "/sandbox/transaction/"+txBlocked+"/med/open", owner, nil)
-	txRefunding := a.secPaid(t, owner, 1_000)
+	txRefunding := a.paidCharge(t, owner, 1_000)
 	a.secWant(t, http.StatusAccepted, "POST", "/transaction/"+txRefunding+"/refund", owner, nil)
-	a.secPaid(t, owner, 1_000_000)
-	wdProcessed := a.secWithdraw(t, owner, 1_000)
+	a.paidCharge(t, owner, 1_000_000)
+	wdProcessed := a.mustWithdraw(t, owner, 1_000)["id"].(string)
 	a.payOut()
-	wdProcessing := a.secWithdraw(t, owner, 1_000)
+	wdProcessing := a.mustWithdraw(t, owner, 1_000)["id"].(string)
 	cred := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", owner, nil).json(t)
 	clientID, secret := cred["client_id"].(string), cred["client_secret"].(string)
 
@@ -435,7 +435,7 @@ func TestOWASPAPI2ADisabledAccountAnswers403Forbidden(t *testing.T) {
 	a := secAPI(t)
 	accountID, tok := a.account()
 	c := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil).json(t)
-	id := a.secCreate(t, tok, 1_000)
+	id := a.charge(t, tok, 1_000)
 	must(t, application.NewDisableAccount(a.accounts).Execute(context.Background(), accountID))
 	for _, rt := range []struct {
 		method, path string
@@ -552,7 +552,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTWithdrawal(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t)
 	_, tok := a.account()
-	a.secPaid(t, tok, 100_000)
+	a.paidCharge(t, tok, 100_000)
 	before := a.secBalance(t, tok)
 	t.Run("refused", func(t *testing.T) {
 		for name, value := range map[string]any{
@@ -585,7 +585,7 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 	body["idempotencyKey"] = "secret-idempotency-key-0001"
 	created := a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body)
 	id := created.json(t)["id"].(string)
-	a.secPaid(t, tok, 10_000)
+	a.paidCharge(t, tok, 10_000)
 	wd := a.secWant(t, http.StatusCreated, "POST", "/withdrawal", tok, map[string]any{"amount": 1, "pixKey": map[string]any{"key": validCPF, "type": "CPF"}})
 	wdID := wd.json(t)["id"].(string)
 
@@ -645,7 +645,7 @@ func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
 	_, tok := a.account()
-	id := a.secCreate(t, tok, 1_000)
+	id := a.charge(t, tok, 1_000)
 	big := `{"metadata": {"x": "` + strings.Repeat("a", 1<<20) + `"}}`
 	t.Run("refused", func(t *testing.T) {
 		for _, rt := range []struct{ path, auth string }{
@@ -797,8 +797,8 @@ func TestOWASPAPI4CreationIsRateLimitedPerAccount(t *testing.T) {
 	a := secAPI(t, apiSettings{Clock: newFakeClock(time.Now().UTC()), RateRPS: 1, RateBurst: 2})
 	_, tok := a.account()
 	_, other := a.account()
-	a.secCreate(t, tok, 1_000)
-	a.secCreate(t, tok, 1_000)
+	a.charge(t, tok, 1_000)
+	a.charge(t, tok, 1_000)
 	r := a.do("POST", "/transaction", tok, minimalTransaction())
 	problem(t, r, http.StatusTooManyRequests, "rate_limited")
 	if ra := r.header.Get("Retry-After"); ra == "" || strings.Trim(ra, "0123456789") != "" || ra == "0" {
@@ -808,6 +808,6 @@ func TestOWASPAPI4CreationIsRateLimitedPerAccount(t *testing.T) {
 		problem(t, a.do("POST", "/transaction", tok, `{}`), http.StatusTooManyRequests, "rate_limited")
 	})
 	t.Run("another account is not limited by the flood", func(t *testing.T) {
-		a.secCreate(t, other, 1_000)
+		a.charge(t, other, 1_000)
 	})
 }
