@@ -235,10 +235,11 @@ type acquirerResult struct {
 	} `json:"devolucoes"`
 }
 
-// acquirerResults wants r to be a 200 answer to a callback holding nothing but its results,
-// and returns them.
-func acquirerResults(t *testing.T, r response) []acquirerResult {
+// acquirerNotify posts a callback body as the acquirer, wants a 200 answer holding nothing but
+// its results, and returns them.
+func (a *api) acquirerNotify(t *testing.T, body any) []acquirerResult {
 	t.Helper()
+	r := a.postAcquirer(body)
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d, want 200\n%s", r.status, r.body)
 	}
@@ -251,13 +252,6 @@ func acquirerResults(t *testing.T, r response) []acquirerResult {
 		t.Fatalf("answer %s: %v", r.body, err)
 	}
 	return out.Results
-}
-
-// acquirerNotify posts a callback body as the acquirer, wants a 200 answer and returns its
-// results.
-func (a *api) acquirerNotify(t *testing.T, body any) []acquirerResult {
-	t.Helper()
-	return acquirerResults(t, a.postAcquirer(body))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -23,7 +22,6 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/webhook"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -31,28 +29,6 @@ import (
 // The OWASP API Security Top 10 (2023), items 5 to 10, and webhook forgery and replay, at the
 // HTTP boundary (items 1 to 4 are in security_http_test.go, where secAPI is). Helpers start
 // with "sec".
-
-// secE2E is the end-to-end id of the acquirer callbacks here.
-const secE2E = "E00360305202611221419aBcDeFgHiJk"
-
-// secTxID is the PIX txid of the transaction id.
-func secTxID(t *testing.T, id string) string {
-	t.Helper()
-	txid, err := pix.TxIDFromTransactionID(id)
-	must(t, err)
-	return txid
-}
-
-// secPix is one `pix` entry paying 10.00, the amount of minimalTransaction, now (a horario
-// must lie between the charge's creation and now plus 5 minutes), written as acquirers do:
-// Brasília's offset, milliseconds.
-func secPix(txid, e2e string) map[string]any {
-	return map[string]any{
-		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario":     time.Now().In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00"),
-		"infoPagador": "pedido 123",
-	}
-}
 
 // secDevolucao is a `devolucoes` entry with changes.
 func secDevolucao(changes map[string]any) map[string]any {
@@ -64,44 +40,6 @@ func secDevolucao(changes map[string]any) map[string]any {
 		d[k] = v
 	}
 	return d
-}
-
-// secNotify posts a callback to POST /acquirer/pix with the acquirer's secret.
-func (a *api) secNotify(body any) response {
-	a.t.Helper()
-	return a.do("POST", "/acquirer/pix", "", body, "Authorization", "Bearer "+secAcquirerSecret)
-}
-
-type secResult struct {
-	EndToEndID string `json:"endToEndId"`
-	TxID       string `json:"txid"`
-	IDEnvio    string `json:"idEnvio"`
-	Outcome    string `json:"outcome"`
-	Status     string `json:"status"`
-	Detail     string `json:"detail"`
-	Devolucoes []struct {
-		ID      string `json:"id"`
-		RtrID   string `json:"rtrId"`
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail"`
-	} `json:"devolucoes"`
-}
-
-// secResults wants a 200 answer to a callback and returns its results.
-func secResults(t *testing.T, r response) []secResult {
-	t.Helper()
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d, want 200\n%s", r.status, r.body)
-	}
-	var out struct {
-		Results []secResult `json:"results"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("answer %s: %v", r.body, err)
-	}
-	return out.Results
 }
 
 // secReceiver is a merchant's HTTPS webhook endpoint, reached by the name example.com (which
@@ -212,7 +150,7 @@ var secPublicRoutes = []string{
 
 func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	acc := a.newAccount()
 
 	t.Run("every route of the router is in the scope table or public", func(t *testing.T) {
@@ -291,7 +229,7 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 				t.Run("POST "+template+" does not exist in production without its setting", func(t *testing.T) {
 					t.Parallel()
 					path := strings.ReplaceAll(template, "{id}", id)
-					r := prod.do("POST", path, tok, nil, "Authorization", "Bearer "+secAcquirerSecret)
+					r := prod.do("POST", path, tok, nil, "Authorization", "Bearer "+acquirerSecret)
 					problem(t, r, http.StatusNotFound, "not_found")
 					if x, y := problemBody(t, r), problemBody(t, notFound); x != y {
 						t.Fatalf("answers apart from an unknown route:\n%s\n%s", x, y)
@@ -311,12 +249,12 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 
 	t.Run("the acquirer route refuses a merchant's token, and merchant routes the acquirer's secret", func(t *testing.T) {
 		t.Parallel()
-		a := secAPI(t, apiSettings{NoSandbox: true, AcquirerSecret: secAcquirerSecret})
+		a := secAPI(t, apiSettings{NoSandbox: true, AcquirerSecret: acquirerSecret})
 		_, tok := a.account()
 		id := a.charge(t, tok, 1_000)
-		entry := map[string]any{"pix": []any{secPix(secTxID(t, id), secE2E)}}
+		entry := map[string]any{"pix": []any{pixPayment(pixTxID(t, id), acquirerE2E)}}
 		problem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
-		problem(t, a.do("GET", "/transaction/"+id, secAcquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
+		problem(t, a.do("GET", "/transaction/"+id, acquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
 		if got := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 			t.Fatalf("a refused callback moved the transaction to %v", got)
 		}
@@ -590,7 +528,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 
 func TestOWASPAPI8EveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	acc := a.newAccount()
 	tok := a.secToken(acc, domain.AllScopes()...)
 	id := a.charge(t, tok, 1_000)
@@ -614,7 +552,7 @@ func TestOWASPAPI8EveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 		{"problem 404", a.do("GET", "/nowhere", "", nil), true},
 		{"problem 405", a.do("PUT", "/transaction", tok, nil), true},
 		{"problem 422", a.do("POST", "/transaction", tok, `{`), true},
-		{"acquirer 200", a.do("POST", "/acquirer/pix", "", `{"pix": []}`, "Authorization", "Bearer "+secAcquirerSecret), true},
+		{"acquirer 200", a.do("POST", "/acquirer/pix", "", `{"pix": []}`, "Authorization", "Bearer "+acquirerSecret), true},
 		{"healthz 200", a.do("GET", "/healthz", "", nil), false},
 		{"jwks 200", a.do("GET", "/.well-known/jwks.json", "", nil), false},
 	}
@@ -680,7 +618,7 @@ func TestOWASPAPI8UnknownRoutesAndMethodsAnswerProblems(t *testing.T) {
 
 func TestOWASPAPI8ErrorAnswersShowNoInternals(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
 	for _, c := range []struct{ name, method, path, auth, body string }{
 		{"broken JSON", "POST", "/transaction", "Bearer " + tok, `{"amount": 10,`},
@@ -690,7 +628,7 @@ func TestOWASPAPI8ErrorAnswersShowNoInternals(t *testing.T) {
 		{"wrong types everywhere", "POST", "/transaction", "Bearer " + tok, `{"amount": "1", "pix": 1, "items": {}, "customer": []}`},
 		{"a malformed id", "GET", "/transaction/%00%ff", "Bearer " + tok, ""},
 		{"a malformed token", "GET", "/transaction", "Bearer a.b.c", ""},
-		{"a callback of the wrong shape", "POST", "/acquirer/pix", "Bearer " + secAcquirerSecret, `{"pix": {"valor": 10, "horario": []}}`},
+		{"a callback of the wrong shape", "POST", "/acquirer/pix", "Bearer " + acquirerSecret, `{"pix": {"valor": 10, "horario": []}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -713,13 +651,13 @@ func TestOWASPAPI8ErrorAnswersShowNoInternals(t *testing.T) {
 
 func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
 	id := a.charge(t, tok, 1_000)
-	txid := secTxID(t, id)
+	txid := pixTxID(t, id)
 	before := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body
 	with := func(changes map[string]any) string {
-		p := secPix(txid, secE2E)
+		p := pixPayment(txid, acquirerE2E)
 		for k, v := range changes {
 			if v == nil {
 				delete(p, k)
@@ -731,7 +669,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 	}
 	many := make([]any, 1001)
 	for i := range many {
-		many[i] = secPix(txid, secE2E)
+		many[i] = pixPayment(txid, acquirerE2E)
 	}
 	cases := []struct{ name, body string }{
 		{"not JSON", `{"pix": [`},
@@ -770,7 +708,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		for _, c := range cases {
 			t.Run(c.name+" answers 4xx", func(t *testing.T) {
 				t.Parallel()
-				r := a.secNotify(c.body)
+				r := a.postAcquirer(c.body)
 				if r.status < 400 || r.status >= 500 {
 					t.Fatalf("status %d: %.300s", r.status, r.body)
 				}
@@ -782,7 +720,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		for _, c := range entries {
 			t.Run(c.name+" is invalid", func(t *testing.T) {
 				t.Parallel()
-				res := secResults(t, a.secNotify(c.body))
+				res := a.acquirerNotify(t, c.body)
 				for _, r := range res {
 					if r.Outcome != "invalid" || r.Detail == "" || len(r.EndToEndID) > 32 {
 						t.Fatalf("result %.300v, want invalid", r)
@@ -795,7 +733,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		t.Fatalf("garbage moved the transaction:\n%s\n%s", before, after)
 	}
 	t.Run("control: the well-formed callback pays it", func(t *testing.T) {
-		if res := secResults(t, a.secNotify(map[string]any{"pix": []any{secPix(txid, secE2E)}})); len(res) != 1 || res[0].Outcome != "applied" {
+		if res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPayment(txid, acquirerE2E)}}); len(res) != 1 || res[0].Outcome != "applied" {
 			t.Fatalf("%+v", res)
 		}
 	})

@@ -635,15 +635,12 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 // ---------------------------------------------------------------------------------------------
 // API4:2023 Unrestricted Resource Consumption
 
-// secAcquirerSecret is the acquirer's shared secret of the APIs with POST /acquirer/pix.
-const secAcquirerSecret = "acquirer-shared-secret-of-at-least-32-characters"
-
 // secReader hides its length, so that a body goes chunked, without Content-Length.
 type secReader struct{ io.Reader }
 
 func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
 	id := a.charge(t, tok, 1_000)
 	big := `{"metadata": {"x": "` + strings.Repeat("a", 1<<20) + `"}}`
@@ -653,7 +650,7 @@ func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 			{"/withdrawal", "Bearer " + tok},
 			{"/sandbox/transaction/" + id + "/pay", "Bearer " + tok},
 			{"/transaction/" + id + "/refund", "Bearer " + tok},
-			{"/acquirer/pix", "Bearer " + secAcquirerSecret},
+			{"/acquirer/pix", "Bearer " + acquirerSecret},
 		} {
 			for _, chunked := range []bool{false, true} {
 				t.Run(fmt.Sprintf("POST %s chunked=%v", rt.path, chunked), func(t *testing.T) {
@@ -746,7 +743,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 // way to ask for one error each.
 func TestOWASPAPI4ValidationAnswersStayBounded(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
 	const limit = 256 << 10
 	ones := strings.TrimSuffix(strings.Repeat("1,", 400_000), ",")
@@ -759,7 +756,7 @@ func TestOWASPAPI4ValidationAnswersStayBounded(t *testing.T) {
 	}{
 		{"400 000 items of the wrong type", "/transaction", "Bearer " + tok, `{"items": [` + ones + `]}`},
 		{"80 000 unknown fields", "/transaction", "Bearer " + tok, `{` + strings.TrimSuffix(keys.String(), ",") + `}`},
-		{"400 000 callback entries of the wrong type", "/acquirer/pix", "Bearer " + secAcquirerSecret, `{"pix": [` + ones + `]}`},
+		{"400 000 callback entries of the wrong type", "/acquirer/pix", "Bearer " + acquirerSecret, `{"pix": [` + ones + `]}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 in less than 256 KiB", func(t *testing.T) {

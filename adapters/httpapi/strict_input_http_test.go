@@ -5,19 +5,12 @@ package httpapi_test
 // "strict".
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pixgate/pixgate/adapters/pix"
 )
-
-// strictAcquirerSecret is the acquirer's shared secret of the APIs that take its callback.
-const strictAcquirerSecret = "acquirer-shared-secret-of-at-least-32-characters"
 
 // strictCount is how many transactions the token's account has.
 func (a *api) strictCount(tok string) float64 {
@@ -55,8 +48,8 @@ func TestStrictJSONBodiesThatEncodingJSONWouldForgiveAnswer422MalformedJSONAndSt
 		})
 		t.Run("a repeated member in the acquirer's callback answers 422 malformed_json", func(t *testing.T) {
 			t.Parallel()
-			acq := newAPI(t, apiSettings{AcquirerSecret: strictAcquirerSecret, SettleNow: true})
-			r := acq.do("POST", "/acquirer/pix", "", `{"pix": [], "pix": []}`, "Authorization", "Bearer "+strictAcquirerSecret)
+			acq := newAPI(t, apiSettings{AcquirerSecret: acquirerSecret, SettleNow: true})
+			r := acq.do("POST", "/acquirer/pix", "", `{"pix": [], "pix": []}`, "Authorization", "Bearer "+acquirerSecret)
 			problem(t, r, http.StatusUnprocessableEntity, "malformed_json")
 		})
 	})
@@ -167,68 +160,17 @@ func TestAQueryStringThatDoesNotParseAnswers422RatherThanDroppingTheFilter(t *te
 	})
 }
 
-// strictAcqResult is one result of the acquirer's callback answer.
-type strictAcqResult struct {
-	EndToEndID string `json:"endToEndId"`
-	TxID       string `json:"txid"`
-	IDEnvio    string `json:"idEnvio"`
-	Outcome    string `json:"outcome"`
-	Status     string `json:"status"`
-	Detail     string `json:"detail"`
-	Devolucoes []struct {
-		ID      string `json:"id"`
-		RtrID   string `json:"rtrId"`
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail"`
-	} `json:"devolucoes"`
-}
-
-// strictNotify posts a callback body to POST /acquirer/pix, wants 200 and returns its results.
-func (a *api) strictNotify(body any) []strictAcqResult {
-	a.t.Helper()
-	r := a.do("POST", "/acquirer/pix", "", body, "Authorization", "Bearer "+strictAcquirerSecret)
-	if r.status != http.StatusOK {
-		a.t.Fatalf("status %d, want 200\n%s", r.status, r.body)
-	}
-	var out struct {
-		Results []strictAcqResult `json:"results"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		a.t.Fatalf("answer %s: %v", r.body, err)
-	}
-	return out.Results
-}
-
-// strictPix is one `pix` entry of the callback paying 10.00 (minimalTransaction's amount) to
-// the charge id at horario.
-func strictPix(t *testing.T, id, horario string) map[string]any {
-	t.Helper()
-	txid, err := pix.TxIDFromTransactionID(id)
-	must(t, err)
-	return map[string]any{
-		"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario": horario, "infoPagador": "pedido 123",
-	}
-}
-
-// strictHorario writes t as acquirers do: Brasília's offset, milliseconds.
-func strictHorario(t time.Time) string {
-	return t.In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00")
-}
-
 func TestAnAcquirerHorarioOutsideTheChargesLifeIsInvalidTimeAndChangesNothing(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, apiSettings{AcquirerSecret: strictAcquirerSecret, SettleNow: true})
+	a := newAPI(t, apiSettings{AcquirerSecret: acquirerSecret, SettleNow: true})
 	_, tok := a.account()
 	id := a.lcCreate(tok)
 	before := a.lcGet(tok, id).body
 	balance := a.do("GET", "/balance", tok, nil).body
 	for i, horario := range []string{
-		"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", strictHorario(time.Now().Add(-time.Hour)), strictHorario(time.Now().Add(10 * time.Minute)),
+		"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", acquirerHorario(time.Now().Add(-time.Hour)), acquirerHorario(time.Now().Add(10 * time.Minute)),
 	} {
-		res := a.strictNotify(map[string]any{"pix": []any{strictPix(t, id, horario)}})
+		res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPaymentAt(pixTxID(t, id), acquirerE2E, horario)}})
 		if len(res) != 1 || res[0].Outcome != "invalid_time" || res[0].Status != "PIX_QRCODE_GENERATED" || res[0].Detail == "" {
 			t.Fatalf("horario %s (%d): results %+v, want invalid_time", horario, i, res)
 		}
@@ -240,7 +182,7 @@ func TestAnAcquirerHorarioOutsideTheChargesLifeIsInvalidTimeAndChangesNothing(t 
 		t.Fatalf("the balance changed: %s, then %s", balance, after)
 	}
 	// Nothing was claimed either: the same end-to-end id with a true time pays the charge.
-	if res := a.strictNotify(map[string]any{"pix": []any{strictPix(t, id, strictHorario(time.Now()))}}); res[0].Outcome != "applied" {
+	if res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPaymentAt(pixTxID(t, id), acquirerE2E, acquirerHorario(time.Now()))}}); res[0].Outcome != "applied" {
 		t.Fatalf("results %+v, want applied", res)
 	}
 }
