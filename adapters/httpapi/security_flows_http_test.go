@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -40,67 +35,6 @@ func secDevolucao(changes map[string]any) map[string]any {
 		d[k] = v
 	}
 	return d
-}
-
-// secReceiver is a merchant's HTTPS webhook endpoint, reached by the name example.com (which
-// the test resolves to loopback) and trusted through the sender's CAFile, as a deployment
-// would configure a private CA (PIXGATE_WEBHOOK_CA_FILE).
-type secReceiver struct {
-	srv    *httptest.Server
-	caFile string
-	mu     sync.Mutex
-	got    []secDelivery
-}
-
-type secDelivery struct {
-	header http.Header
-	body   []byte
-}
-
-func newSecReceiver(t *testing.T) *secReceiver {
-	t.Helper()
-	rc := &secReceiver{}
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.got = append(rc.got, secDelivery{header: r.Header.Clone(), body: body})
-		rc.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(rc.srv.Close)
-	rc.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	must(t, os.WriteFile(rc.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw}), 0o600))
-	return rc
-}
-
-func (rc *secReceiver) url(path string) string {
-	return "https://example.com:" + rc.srv.URL[len("https://127.0.0.1:"):] + path
-}
-
-func (rc *secReceiver) deliveries() []secDelivery {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]secDelivery(nil), rc.got...)
-}
-
-// secResolver answers every name with its addresses and counts the look-ups.
-type secResolver struct {
-	addrs []netip.Addr
-	mu    sync.Mutex
-	asked int
-}
-
-func (r *secResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.asked++
-	return r.addrs, nil
-}
-
-func (r *secResolver) lookups() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.asked
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -447,7 +381,7 @@ func TestOWASPAPI7WebhookURLsOfLocalHostsAndIPLiteralsAreRefusedAtValidation(t *
 
 func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *testing.T) {
 	t.Parallel()
-	rc := newSecReceiver(t)
+	rc := newWebhookReceiver(t)
 	for _, c := range []struct {
 		name  string
 		addrs []string
@@ -461,7 +395,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			res := &secResolver{}
+			res := &resolver{}
 			for _, a := range c.addrs {
 				res.addrs = append(res.addrs, netip.MustParseAddr(a))
 			}
@@ -745,11 +679,8 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 
 func TestWebhookForgeryAndReplayFailTheReceiversVerification(t *testing.T) {
 	t.Parallel()
-	rc := newSecReceiver(t)
-	// As serve with PIXGATE_WEBHOOK_ALLOW_PRIVATE=true and the receiver's CA, every name
-	// resolved to loopback.
-	a := newAPI(t, apiSettings{Webhook: webhook.Options{AllowPrivate: true, CAFile: rc.caFile,
-		Resolver: &secResolver{addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}}})
+	rc := newWebhookReceiver(t)
+	a := newWebhookAPI(t, rc)
 	accountID, tok := a.account()
 	otherID, _ := a.account()
 	body := minimalTransaction()
