@@ -38,7 +38,7 @@ func TestAuthCacheAcrossTwoInstancesOnOneStore(t *testing.T) {
 		here.secWant(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+c["client_id"].(string), admin, nil)
 		problem(t, here.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
 		there.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil) // still within the TTL there
-		clock.advance(2 * time.Second)
+		clock.Advance(2 * time.Second)
 		problem(t, there.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
 	})
 
@@ -52,7 +52,7 @@ func TestAuthCacheAcrossTwoInstancesOnOneStore(t *testing.T) {
 		must(t, application.NewDisableAccount(here.accounts).Execute(context.Background(), accountID))
 		problem(t, here.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
 		there.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
-		clock.advance(2 * time.Second)
+		clock.Advance(2 * time.Second)
 		problem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
 	})
 

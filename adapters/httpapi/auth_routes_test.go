@@ -352,7 +352,7 @@ func TestCredentialRoutes(t *testing.T) {
 
 	var created application.NewCredential
 	t.Run("create201 shows the new secret once", func(t *testing.T) {
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 		r := s.do(http.MethodPost, "/auth/credentials", authBearer(tok), "")
 		if r.status != 201 || r.header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("%d %s %v", r.status, r.body, r.header)

@@ -285,11 +285,11 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 		body := minimalTransaction()
 		body["pix"] = map[string]any{"expirationSeconds": 60}
 		id := w.a.do("POST", "/transaction", w.tok, body).json(t)["id"].(string)
-		clock.advance(59 * time.Second)
+		clock.Advance(59 * time.Second)
 		if n := w.a.expire(); n != 0 {
 			t.Fatalf("expired %d transactions before their time", n)
 		}
-		clock.advance(2 * time.Second)
+		clock.Advance(2 * time.Second)
 		if n := w.a.expire(); n != 1 {
 			t.Fatalf("expired %d transactions, want 1", n)
 		}
@@ -319,11 +319,11 @@ func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 	if n := a.settle(); n != 0 {
 		t.Fatalf("the refund settled at once (%d), before its delay", n)
 	}
-	clock.advance(999 * time.Millisecond)
+	clock.Advance(999 * time.Millisecond)
 	if n := a.settle(); n != 0 {
 		t.Fatalf("the refund settled (%d) 1 ms before its delay", n)
 	}
-	clock.advance(time.Millisecond)
+	clock.Advance(time.Millisecond)
 	if n := a.settle(); n != 1 {
 		t.Fatalf("the settle job moved %d transactions once the delay passed, want 1", n)
 	}
@@ -377,7 +377,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 				case "settle":
 					a.settle()
 				case "expire":
-					clock.advance(31 * time.Minute) // past the charge's 30 minutes, within its token's hour
+					clock.Advance(31 * time.Minute) // past the charge's 30 minutes, within its token's hour
 					a.expire()
 				case "refund":
 					a.lcStep(tok, id, s, http.StatusAccepted)

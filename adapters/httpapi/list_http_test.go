@@ -52,7 +52,7 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 			t.Fatalf("create: %d %s", r.status, r.body)
 		}
 		ids = append(ids, r.json(t)["id"].(string))
-		clock.advance(2 * time.Millisecond) // distinct createdAt, at millisecond precision
+		clock.Advance(2 * time.Millisecond) // distinct createdAt, at millisecond precision
 	}
 	// Another account's transaction never shows.
 	a.do("POST", "/transaction", otherTok, minimalTransaction())

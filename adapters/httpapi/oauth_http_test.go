@@ -188,7 +188,7 @@ func TestCredentialListShowsNewestFirstWithLastUseAndNoSecret(t *testing.T) {
 	}
 
 	t.Run("more tokens within the minute record nothing new", func(t *testing.T) {
-		clock.advance(1100 * time.Millisecond) // past the second the first use was recorded in
+		clock.Advance(1100 * time.Millisecond) // past the second the first use was recorded in
 		for range 3 {
 			tkAccessToken(t, a.tkForm("/auth/token", tkCreds(first)))
 		}
@@ -636,7 +636,7 @@ func TestTokenLimitsCannotBeTurnedAgainstAClient(t *testing.T) {
 		refused := 0
 		for second := range 12 {
 			for host := byte(10); host < 20; host++ { // one guess a second from each, 100 ms apart
-				clock.advance(100 * time.Millisecond)
+				clock.Advance(100 * time.Millisecond)
 				guess(host, guesses)
 				guesses++
 			}
@@ -711,7 +711,7 @@ func TestTokenLimitsCannotBeTurnedAgainstAClient(t *testing.T) {
 		tkAccessToken(t, a.tkFormFrom(t, 3, "/auth/token", tkCreds(victim.Credential)))
 
 		// 20 s later the budget holds one failure again: one more guess is checked.
-		clock.advance(20 * time.Second)
+		clock.Advance(20 * time.Second)
 		if got := read(a.tkFormFrom(t, 11, "/oauth/token", wrong(victim.Credential.ClientID, 100))); got != (answer{401, "invalid_client", ""}) {
 			t.Fatalf("a guess once the budget refilled: %v, want it checked (401)", got)
 		}

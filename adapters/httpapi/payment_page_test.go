@@ -363,7 +363,7 @@ func TestPaymentPageLiveChannel(t *testing.T) {
 		_, page := a.wdPayCharge(t, tok, 60)
 		s, _ := a.wdOpenStream(t, page+"/events")
 		s.next(5 * time.Second)
-		clock.advance(61 * time.Second)
+		clock.Advance(61 * time.Second)
 		if html := string(a.do("GET", page, "", nil).body); !strings.Contains(html, ">Expirado<") {
 			t.Fatal("the page of an expired charge does not say Expirado before the sweeper ran")
 		}

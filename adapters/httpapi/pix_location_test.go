@@ -284,7 +284,7 @@ func TestDynamicChargeExpiresAsRemovidaPeloPSP(t *testing.T) {
 		t.Fatalf("new charge: %v", b["status"])
 	}
 
-	clock.advance(61 * time.Second)
+	clock.Advance(61 * time.Second)
 	_, b, before := a.locVerify(t, c)
 	if s, rev := locStatus(b); s != "REMOVIDA_PELO_PSP" || rev != 1 {
 		t.Fatalf("expired by the clock, before the sweeper: %s revision %v", s, rev)

@@ -225,7 +225,7 @@ func TestStatementFilters(t *testing.T) {
 	sale := a.paidCharge(t, tok, 10_000)
 	a.rfAccepted(tok, sale, map[string]any{"amount": 300})
 	a.settle()
-	clock.advance(5 * time.Millisecond) // later entries get a later millisecond
+	clock.Advance(5 * time.Millisecond) // later entries get a later millisecond
 	a.paidCharge(t, tok, 20_000)
 	a.mustWithdraw(t, tok, 1_000)
 	all := a.stAll(t, tok, "", 100)
