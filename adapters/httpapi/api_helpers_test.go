@@ -85,6 +85,96 @@ func sortedKeys(m map[string]any) []string {
 // unknownID is a well-formed id that no transaction, withdrawal or credential has.
 const unknownID = "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
 
+// want sends a request (as do) and wants status.
+func (a *api) want(t *testing.T, status int, method, path, tok string, body any) response {
+	t.Helper()
+	r := a.do(method, path, tok, body)
+	if r.status != status {
+		t.Fatalf("%s %s: %d, want %d\n%s", method, path, r.status, status, r.body)
+	}
+	return r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions
+
+// getTransaction is GET /transaction/{id}, which must answer 200.
+func (a *api) getTransaction(t *testing.T, tok, id string) response {
+	t.Helper()
+	return a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil)
+}
+
+// webhookCharge creates a charge of 10.00 with a webhook URL (nothing listens there) and
+// returns its id.
+func (a *api) webhookCharge(t *testing.T, tok string) string {
+	t.Helper()
+	body := minimalTransaction()
+	body["webhookUrl"] = "https://merchant.example.com/hooks"
+	return a.want(t, http.StatusCreated, "POST", "/transaction", tok, body).json(t)["id"].(string)
+}
+
+// statusHistory checks the statusHistory of a transaction body: its statuses are want, each
+// duration is the next entry's date minus its own, the last is null, updatedAt is the last
+// date. It returns the durations in milliseconds.
+func statusHistory(t *testing.T, got map[string]any, want ...string) []int64 {
+	t.Helper()
+	const layout = "2006-01-02T15:04:05.000Z"
+	entries := got["statusHistory"].([]any)
+	var statuses []string
+	var dates []time.Time
+	for _, raw := range entries {
+		e := raw.(map[string]any)
+		statuses = append(statuses, e["status"].(string))
+		d, err := time.Parse(layout, e["date"].(string))
+		if err != nil {
+			t.Fatalf("history date %v: %v", e["date"], err)
+		}
+		dates = append(dates, d)
+	}
+	if !slices.Equal(statuses, want) {
+		t.Fatalf("statusHistory %v, want %v", statuses, want)
+	}
+	var durations []int64
+	for i, raw := range entries {
+		d := raw.(map[string]any)["durationInMilliseconds"]
+		if i == len(entries)-1 {
+			if d != nil {
+				t.Fatalf("the current status has duration %v, want null", d)
+			}
+			break
+		}
+		ms, ok := d.(float64)
+		if want := dates[i+1].Sub(dates[i]).Milliseconds(); !ok || int64(ms) != want || ms < 0 {
+			t.Fatalf("%s lasted %v ms, want %d (next date minus its own)", statuses[i], d, want)
+		}
+		durations = append(durations, int64(ms))
+	}
+	if got["updatedAt"] != entries[len(entries)-1].(map[string]any)["date"] || got["status"] != want[len(want)-1] {
+		t.Fatalf("status %v updatedAt %v do not match the last history entry", got["status"], got["updatedAt"])
+	}
+	return durations
+}
+
+// refund posts a refund of the transaction id with body (nil: none) and headers.
+func (a *api) refund(tok, id string, body any, headers ...string) response {
+	a.t.Helper()
+	return a.do("POST", "/transaction/"+id+"/refund", tok, body, headers...)
+}
+
+// refundAccepted posts a refund, wants 202 and a body that is the transaction exactly as its
+// GET shows it right then, and returns that body.
+func (a *api) refundAccepted(t *testing.T, tok, id string, body any, headers ...string) map[string]any {
+	t.Helper()
+	r := a.refund(tok, id, body, headers...)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("refund: %d %s", r.status, r.body)
+	}
+	if g := a.getTransaction(t, tok, id); !bytes.Equal(g.body, r.body) {
+		t.Fatalf("the 202 answer differs from the GET after it:\n%s\n%s", r.body, g.body)
+	}
+	return r.json(t)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Money through the sandbox
 

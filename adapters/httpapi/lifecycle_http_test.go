@@ -26,18 +26,6 @@ var (
 // lcClock is a stopped clock for a test that moves time itself.
 func lcClock() *fakeClock { return newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)) }
 
-// lcCreate creates a charge of 10.00 with a webhook and returns its id.
-func (a *api) lcCreate(tok string) string {
-	a.t.Helper()
-	body := minimalTransaction()
-	body["webhookUrl"] = "https://merchant.example.com/hooks"
-	r := a.do("POST", "/transaction", tok, body)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("creating: %d %s", r.status, r.body)
-	}
-	return r.json(a.t)["id"].(string)
-}
-
 // lcStep posts a sandbox (or refund) route of a transaction and wants status.
 func (a *api) lcStep(tok, id, route string, want int) response {
 	a.t.Helper()
@@ -50,58 +38,6 @@ func (a *api) lcStep(tok, id, route string, want int) response {
 		a.t.Fatalf("POST %s: %d, want %d\n%s", path, r.status, want, r.body)
 	}
 	return r
-}
-
-// lcGet is GET /transaction/{id}, which must answer 200.
-func (a *api) lcGet(tok, id string) response {
-	a.t.Helper()
-	r := a.do("GET", "/transaction/"+id, tok, nil)
-	if r.status != http.StatusOK {
-		a.t.Fatalf("GET: %d %s", r.status, r.body)
-	}
-	return r
-}
-
-// lcHistory checks the statusHistory of a transaction body: its statuses are want, each
-// duration is the next entry's date minus its own, the last is null, updatedAt is the last
-// date. It returns the durations in milliseconds.
-func lcHistory(t *testing.T, got map[string]any, want ...string) []int64 {
-	t.Helper()
-	const layout = "2006-01-02T15:04:05.000Z"
-	entries := got["statusHistory"].([]any)
-	var statuses []string
-	var dates []time.Time
-	for _, raw := range entries {
-		e := raw.(map[string]any)
-		statuses = append(statuses, e["status"].(string))
-		d, err := time.Parse(layout, e["date"].(string))
-		if err != nil {
-			t.Fatalf("history date %v: %v", e["date"], err)
-		}
-		dates = append(dates, d)
-	}
-	if !slices.Equal(statuses, want) {
-		t.Fatalf("statusHistory %v, want %v", statuses, want)
-	}
-	var durations []int64
-	for i, raw := range entries {
-		d := raw.(map[string]any)["durationInMilliseconds"]
-		if i == len(entries)-1 {
-			if d != nil {
-				t.Fatalf("the current status has duration %v, want null", d)
-			}
-			break
-		}
-		ms, ok := d.(float64)
-		if want := dates[i+1].Sub(dates[i]).Milliseconds(); !ok || int64(ms) != want || ms < 0 {
-			t.Fatalf("%s lasted %v ms, want %d (next date minus its own)", statuses[i], d, want)
-		}
-		durations = append(durations, int64(ms))
-	}
-	if got["updatedAt"] != entries[len(entries)-1].(map[string]any)["date"] || got["status"] != want[len(want)-1] {
-		t.Fatalf("status %v updatedAt %v do not match the last history entry", got["status"], got["updatedAt"])
-	}
-	return durations
 }
 
 // lcDeliveries lists the stored events of a transaction, of type typ ("" for all).
@@ -142,7 +78,7 @@ func newLCWalker(t *testing.T, s apiSettings) lcWalker {
 func (w lcWalker) step(t *testing.T, id, route string, want int) map[string]any {
 	t.Helper()
 	r := w.a.lcStep(w.tok, id, route, want)
-	if g := w.a.lcGet(w.tok, id); !bytes.Equal(r.body, g.body) {
+	if g := w.a.getTransaction(t, w.tok, id); !bytes.Equal(r.body, g.body) {
 		t.Fatalf("the %s answer differs from the GET after it:\n%s\n%s", route, r.body, g.body)
 	}
 	return r.json(t)
@@ -154,7 +90,7 @@ func (w lcWalker) settle(t *testing.T, id string) map[string]any {
 	if n := w.a.settle(); n < 1 {
 		t.Fatalf("the settle job moved %d transactions, want at least this one", n)
 	}
-	return w.a.lcGet(w.tok, id).json(t)
+	return w.a.getTransaction(t, w.tok, id).json(t)
 }
 
 func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
@@ -162,10 +98,10 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("PAID: the payment sets every field docs/API.md, States and transitions lists", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		before := time.Now().UTC().Truncate(time.Millisecond)
 		got := w.step(t, id, "pay", http.StatusOK)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID")
 		paid, err := time.Parse(time.RFC3339, got["paymentDate"].(string))
 		if err != nil || paid.Before(before) || paid.After(time.Now()) {
 			t.Errorf("paymentDate = %v", got["paymentDate"])
@@ -202,14 +138,14 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("REFUNDED: a refund settles by itself", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		r := w.a.lcStep(w.tok, id, "refund", http.StatusAccepted)
 		if r.json(t)["status"] != "PROCESSING_REFUND" {
 			t.Fatalf("refund answered %s", r.body)
 		}
 		got := w.settle(t, id)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
 		if e2e, _ := got["endToEndRefund"].(string); !lcRefundE2E.MatchString(e2e) {
 			t.Errorf("endToEndRefund %q is not D + ISPB + yyyyMMddHHmm + 11 alphanumerics", e2e)
 		}
@@ -225,11 +161,11 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("PAID again: a refund that fails goes back to PAID with an errorMessage", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		w.a.lcStep(w.tok, id, "refund", http.StatusAccepted)
 		got := w.step(t, id, "refund/fail", http.StatusOK)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
 		if msg, _ := got["errorMessage"].(string); msg == "" {
 			t.Error("errorMessage is empty")
 		}
@@ -249,15 +185,15 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("BLOCKED then PAID: a rejected dispute releases the funds", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		blocked := w.step(t, id, "med/open", http.StatusOK)
-		lcHistory(t, blocked, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED")
+		statusHistory(t, blocked, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED")
 		if blocked["infractionDate"] != blocked["updatedAt"] {
 			t.Errorf("infractionDate %v is not the time the dispute opened (%v)", blocked["infractionDate"], blocked["updatedAt"])
 		}
 		got := w.step(t, id, "med/reject", http.StatusOK)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PAID")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PAID")
 		if got["infractionDate"] != blocked["infractionDate"] {
 			t.Errorf("infractionDate changed to %v", got["infractionDate"])
 		}
@@ -266,13 +202,13 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("INFRACTION: an accepted dispute settles by itself", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		w.step(t, id, "med/open", http.StatusOK)
 		accepted := w.step(t, id, "med/accept", http.StatusOK)
-		lcHistory(t, accepted, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION")
+		statusHistory(t, accepted, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION")
 		got := w.settle(t, id)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION", "INFRACTION")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION", "INFRACTION")
 		if e2e, _ := got["endToEndRefund"].(string); !lcRefundE2E.MatchString(e2e) {
 			t.Errorf("endToEndRefund = %q", e2e)
 		}
@@ -293,8 +229,8 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 		if n := w.a.expire(); n != 1 {
 			t.Fatalf("expired %d transactions, want 1", n)
 		}
-		got := w.a.lcGet(w.tok, id).json(t)
-		durations := lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "FAILED")
+		got := w.a.getTransaction(t, w.tok, id).json(t)
+		durations := statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "FAILED")
 		if durations[1] < 60_000 {
 			t.Errorf("PIX_QRCODE_GENERATED lasted %d ms, want at least the 60 s of its QR code", durations[1])
 		}
@@ -313,7 +249,7 @@ func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 	// 1000.00 paid, so that refunds find an available balance to hold (a refund of a charge's
 	// whole amount needs more than the charge left after its fee).
 	a.paidCharge(t, tok, 100_000)
-	id := a.lcCreate(tok)
+	id := a.webhookCharge(t, tok)
 	a.lcStep(tok, id, "pay", http.StatusOK)
 	a.lcStep(tok, id, "refund", http.StatusAccepted)
 	if n := a.settle(); n != 0 {
@@ -327,8 +263,8 @@ func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 	if n := a.settle(); n != 1 {
 		t.Fatalf("the settle job moved %d transactions once the delay passed, want 1", n)
 	}
-	got := a.lcGet(tok, id).json(t)
-	durations := lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
+	got := a.getTransaction(t, tok, id).json(t)
+	durations := statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
 	if durations[3] < 1000 {
 		t.Fatalf("PROCESSING_REFUND lasted %d ms, want at least the settle delay", durations[3])
 	}
@@ -371,7 +307,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 			clock := lcClock()
 			w := newLCWalker(t, apiSettings{Clock: clock})
 			a, tok := w.a, w.tok
-			id := a.lcCreate(tok)
+			id := a.webhookCharge(t, tok)
 			for _, s := range reach[status] {
 				switch s {
 				case "settle":
@@ -385,7 +321,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 					a.lcStep(tok, id, s, http.StatusOK)
 				}
 			}
-			before := a.lcGet(tok, id)
+			before := a.getTransaction(t, tok, id)
 			if got := before.json(t)["status"]; got != status {
 				t.Fatalf("reached %v, want %s", got, status)
 			}
@@ -401,7 +337,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 						if d, _ := r.json(t)["detail"].(string); !strings.Contains(d, status) {
 							t.Errorf("detail %q does not name the current status", d)
 						}
-						if after := a.lcGet(tok, id); !bytes.Equal(after.body, before.body) {
+						if after := a.getTransaction(t, tok, id); !bytes.Equal(after.body, before.body) {
 							t.Fatalf("the refused step changed the transaction:\n%s\n%s", before.body, after.body)
 						}
 					})
@@ -420,7 +356,7 @@ func TestSandboxTransactionRoutesAnswer404422403And401(t *testing.T) {
 	_, tok := a.account()
 	_, otherTok := a.account()
 	_, readOnly := a.account(domain.ScopeTransactionRead)
-	id := a.lcCreate(tok)
+	id := a.webhookCharge(t, tok)
 	t.Run("every route", func(t *testing.T) {
 		for _, route := range []string{"pay", "med/open", "med/accept", "med/reject", "refund/fail"} {
 			t.Run(route, func(t *testing.T) {
@@ -450,7 +386,7 @@ func TestSandboxTransactionRoutesAnswer404422403And401(t *testing.T) {
 			})
 		}
 	})
-	if got := a.lcGet(tok, id).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+	if got := a.getTransaction(t, tok, id).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 		t.Fatalf("the refused requests moved the transaction to %v", got)
 	}
 }
@@ -459,7 +395,7 @@ func TestSandboxTransactionRoutesAnswer404OutsideTheSandbox(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t, apiSettings{NoSandbox: true})
 	_, tok := a.account()
-	id := a.lcCreate(tok)
+	id := a.webhookCharge(t, tok)
 	for _, route := range []string{"pay", "med/open", "med/accept", "med/reject", "refund/fail"} {
 		t.Run(route, func(t *testing.T) {
 			t.Parallel()
@@ -481,7 +417,7 @@ func TestSandboxPayWithAPayer(t *testing.T) {
 	a := newAPI(t)
 	_, tok := a.account()
 	pay := func(body any) response {
-		return a.do("POST", "/sandbox/transaction/"+a.lcCreate(tok)+"/pay", tok, body)
+		return a.do("POST", "/sandbox/transaction/"+a.webhookCharge(t, tok)+"/pay", tok, body)
 	}
 	t.Run("200 recording a valid payer, shown masked", func(t *testing.T) {
 		t.Parallel()

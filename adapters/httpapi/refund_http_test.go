@@ -21,25 +21,6 @@ import (
 
 var rfRefundID = regexp.MustCompile(`^[A-Za-z0-9]{1,35}$`)
 
-// rfRefund posts a refund with body (nil: none) and headers.
-func (a *api) rfRefund(tok, id string, body any, headers ...string) response {
-	a.t.Helper()
-	return a.do("POST", "/transaction/"+id+"/refund", tok, body, headers...)
-}
-
-// rfAccepted wants a 202 whose body is the transaction as its GET shows it right then.
-func (a *api) rfAccepted(tok, id string, body any, headers ...string) map[string]any {
-	a.t.Helper()
-	r := a.rfRefund(tok, id, body, headers...)
-	if r.status != http.StatusAccepted {
-		a.t.Fatalf("refund: %d %s", r.status, r.body)
-	}
-	if g := a.lcGet(tok, id); !bytes.Equal(g.body, r.body) {
-		a.t.Fatalf("the 202 answer differs from the GET after it:\n%s\n%s", r.body, g.body)
-	}
-	return r.json(a.t)
-}
-
 // rfRefunds reads the refunds of a transaction body.
 func rfRefunds(t *testing.T, tx map[string]any) []map[string]any {
 	t.Helper()
@@ -63,8 +44,8 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	a.wantBalance(t, "two sales", tok, 19_800, 0, 0)
 
 	before := time.Now().UTC().Truncate(time.Millisecond)
-	got := a.rfAccepted(tok, id, map[string]any{"amount": 2_500, "reason": "one item returned"})
-	lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND")
+	got := a.refundAccepted(t, tok, id, map[string]any{"amount": 2_500, "reason": "one item returned"})
+	statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND")
 	refunds := rfRefunds(t, got)
 	if len(refunds) != 1 || got["amountRefunded"] != float64(0) {
 		t.Fatalf("refunds %v amountRefunded %v", refunds, got["amountRefunded"])
@@ -89,12 +70,12 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 
 	// Not parallel: it asks while this refund is in progress.
 	t.Run("409 for a second refund while one is in progress", func(t *testing.T) {
-		problem(t, a.rfRefund(tok, id, map[string]any{"amount": 100}), http.StatusConflict, "invalid_transition")
+		problem(t, a.refund(tok, id, map[string]any{"amount": 100}), http.StatusConflict, "invalid_transition")
 	})
 
 	a.settle()
-	got = a.lcGet(tok, id).json(t)
-	lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
+	got = a.getTransaction(t, tok, id).json(t)
+	statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
 	r = rfRefunds(t, got)[0]
 	if r["status"] != "REFUNDED" || !lcRefundE2E.MatchString(fmt.Sprint(r["endToEndRefund"])) || r["completedAt"] == nil ||
 		got["amountRefunded"] != float64(2_500) || got["endToEndRefund"] != r["endToEndRefund"] {
@@ -102,7 +83,7 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	}
 	a.wantBalance(t, "the first refund left", tok, 17_300, 0, 0)
 
-	got = a.rfAccepted(tok, id, map[string]any{"amount": 3_000})
+	got = a.refundAccepted(t, tok, id, map[string]any{"amount": 3_000})
 	if refunds := rfRefunds(t, got); len(refunds) != 2 || refunds[1]["reason"] != nil || refunds[1]["amount"] != float64(3_000) {
 		t.Fatalf("refunds %v", refunds)
 	}
@@ -111,7 +92,7 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 
 	// Not parallel: it asks before the last refund.
 	t.Run("422 naming amount and what is left for more than what is left to refund", func(t *testing.T) {
-		r := a.rfRefund(tok, id, map[string]any{"amount": 4_501})
+		r := a.refund(tok, id, map[string]any{"amount": 4_501})
 		if fields := problem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"amount out_of_range"}) {
 			t.Fatalf("errors %v", fields)
 		}
@@ -120,13 +101,13 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 		}
 	})
 
-	got = a.rfAccepted(tok, id, nil)
+	got = a.refundAccepted(t, tok, id, nil)
 	if refunds := rfRefunds(t, got); len(refunds) != 3 || refunds[2]["amount"] != float64(4_500) {
 		t.Fatalf("no body refunds what is left (4500): %v", refunds)
 	}
 	a.settle()
-	got = a.lcGet(tok, id).json(t)
-	lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID", "PROCESSING_REFUND", "PAID",
+	got = a.getTransaction(t, tok, id).json(t)
+	statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID", "PROCESSING_REFUND", "PAID",
 		"PROCESSING_REFUND", "REFUNDED")
 	if got["amountRefunded"] != float64(10_000) {
 		t.Fatalf("amountRefunded = %v", got["amountRefunded"])
@@ -139,7 +120,7 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 		t.Fatalf("refunds, oldest first: %v, want %v", amounts, want)
 	}
 	a.wantBalance(t, "everything refunded", tok, 9_800, 0, 0)
-	problem(t, a.rfRefund(tok, id, nil), http.StatusConflict, "invalid_transition")
+	problem(t, a.refund(tok, id, nil), http.StatusConflict, "invalid_transition")
 
 	t.Run("the list shows the refunds as the lookup does", func(t *testing.T) {
 		t.Parallel()
@@ -156,7 +137,7 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 	_, tok := a.account()
 	a.paidCharge(t, tok, 50_000)
 	id := a.paidCharge(t, tok, 10_000)
-	before, money := a.lcGet(tok, id), a.balance(t, tok)
+	before, money := a.getTransaction(t, tok, id), a.balance(t, tok)
 	cases := []struct {
 		name string
 		body any
@@ -183,7 +164,7 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name+" answers 422", func(t *testing.T) {
 				t.Parallel()
-				fields := problem(t, a.rfRefund(tok, id, c.body), http.StatusUnprocessableEntity, "validation_failed")
+				fields := problem(t, a.refund(tok, id, c.body), http.StatusUnprocessableEntity, "validation_failed")
 				if !slices.Equal(fields, c.want) {
 					t.Fatalf("errors %v, want %v", fields, c.want)
 				}
@@ -192,19 +173,19 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 		for _, body := range []string{`[1]`, `{"amount": 100,`, `"x"`, `{"amount": 100} {}`} {
 			t.Run(fmt.Sprintf("%q answers 422 malformed_json", body), func(t *testing.T) {
 				t.Parallel()
-				problem(t, a.rfRefund(tok, id, body), http.StatusUnprocessableEntity, "malformed_json")
+				problem(t, a.refund(tok, id, body), http.StatusUnprocessableEntity, "malformed_json")
 			})
 		}
 	})
 	t.Run("202 for a reason of 140 characters and an amount of all that was paid", func(t *testing.T) {
-		got := a.rfAccepted(tok, id, map[string]any{"amount": 10_000, "reason": strings.Repeat("é", 140)})
+		got := a.refundAccepted(t, tok, id, map[string]any{"amount": 10_000, "reason": strings.Repeat("é", 140)})
 		if r := rfRefunds(t, got)[0]; r["amount"] != float64(10_000) {
 			t.Fatalf("refund %v", r)
 		}
 	})
 	t.Run("the refused requests changed nothing", func(t *testing.T) {
 		t.Parallel()
-		after := a.lcGet(tok, id).json(t)
+		after := a.getTransaction(t, tok, id).json(t)
 		if n := len(rfRefunds(t, after)); n != 1 {
 			t.Fatalf("%d refunds recorded, want only the accepted one", n)
 		}
@@ -222,25 +203,25 @@ func TestRefund404ForAnotherAccountsOrAnUnknownTransaction(t *testing.T) {
 	_, stranger := a.account()
 	a.paidCharge(t, stranger, 100_000)
 	id := a.paidCharge(t, owner, 10_000)
-	before := a.lcGet(owner, id)
-	theirs := a.rfRefund(stranger, id, map[string]any{"amount": 100})
+	before := a.getTransaction(t, owner, id)
+	theirs := a.refund(stranger, id, map[string]any{"amount": 100})
 	problem(t, theirs, http.StatusNotFound, "not_found")
-	unknown := a.rfRefund(stranger, unknownID, map[string]any{"amount": 100})
+	unknown := a.refund(stranger, unknownID, map[string]any{"amount": 100})
 	problem(t, unknown, http.StatusNotFound, "not_found")
 	if x, y := problemBody(t, theirs), problemBody(t, unknown); x != y {
 		t.Fatalf("another account's id answers\n%s\nan unknown one\n%s", x, y)
 	}
 	// Not parallel: the transaction is compared after it.
 	t.Run("even with an idempotency key", func(t *testing.T) {
-		problem(t, a.rfRefund(stranger, id, nil, "Idempotency-Key", "stranger-key-01"), http.StatusNotFound, "not_found")
+		problem(t, a.refund(stranger, id, nil, "Idempotency-Key", "stranger-key-01"), http.StatusNotFound, "not_found")
 	})
-	if fields := problem(t, a.rfRefund(owner, "not-a-uuid", nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
+	if fields := problem(t, a.refund(owner, "not-a-uuid", nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
 		t.Fatalf("errors %v", fields)
 	}
 	_, readOnly := a.account(domain.ScopeTransactionRead, domain.ScopeBalanceRead)
-	problem(t, a.rfRefund(readOnly, id, nil), http.StatusForbidden, "insufficient_scope")
-	problem(t, a.rfRefund("", id, nil), http.StatusUnauthorized, "unauthorized")
-	if after := a.lcGet(owner, id); !bytes.Equal(after.body, before.body) {
+	problem(t, a.refund(readOnly, id, nil), http.StatusForbidden, "insufficient_scope")
+	problem(t, a.refund("", id, nil), http.StatusUnauthorized, "unauthorized")
+	if after := a.getTransaction(t, owner, id); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
 }
@@ -253,17 +234,17 @@ func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 	a.mustWithdraw(t, tok, 5_000)
 	a.wantBalance(t, "a sale less a withdrawal", tok, 4_750, 0, 0)
 
-	before := a.lcGet(tok, id)
+	before := a.getTransaction(t, tok, id)
 	statement := a.do("GET", "/balance/entries", tok, nil)
 	for _, body := range []any{nil, map[string]any{"amount": 4_751}} {
-		r := a.rfRefund(tok, id, body)
+		r := a.refund(tok, id, body)
 		problem(t, r, http.StatusUnprocessableEntity, "insufficient_balance")
 		if d, _ := r.json(t)["detail"].(string); !strings.Contains(d, "refund") {
 			t.Errorf("the detail speaks of withdrawals only: %q", d)
 		}
 	}
 	a.wantBalance(t, "refused refunds", tok, 4_750, 0, 0)
-	if after := a.lcGet(tok, id); !bytes.Equal(after.body, before.body) {
+	if after := a.getTransaction(t, tok, id); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
 	if after := a.do("GET", "/balance/entries", tok, nil); !bytes.Equal(after.body, statement.body) {
@@ -272,7 +253,7 @@ func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 
 	t.Run("202 for a refund of exactly the available balance", func(t *testing.T) {
 		t.Parallel()
-		a.rfAccepted(tok, id, map[string]any{"amount": 4_750})
+		a.refundAccepted(t, tok, id, map[string]any{"amount": 4_750})
 		a.wantBalance(t, "all available held", tok, 0, 4_750, 0)
 		a.sandboxStep(t, tok, id, "refund/fail")
 		a.wantBalance(t, "a failed refund gives the money back", tok, 4_750, 0, 0)
@@ -289,17 +270,17 @@ func TestWhileAMEDHoldMakesTheBalanceNegativeRefundsAndWithdrawalsAnswer422(t *t
 
 	a.sandboxStep(t, tok, x, "med/open")
 	a.wantBalance(t, "the dispute's hold is taken in full", tok, -9_350, 10_000, 0)
-	before := a.lcGet(tok, y)
-	problem(t, a.rfRefund(tok, y, map[string]any{"amount": 1}), http.StatusUnprocessableEntity, "insufficient_balance")
+	before := a.getTransaction(t, tok, y)
+	problem(t, a.refund(tok, y, map[string]any{"amount": 1}), http.StatusUnprocessableEntity, "insufficient_balance")
 	problem(t, a.withdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
 	a.wantBalance(t, "nothing moved", tok, -9_350, 10_000, 0)
-	if after := a.lcGet(tok, y); !bytes.Equal(after.body, before.body) {
+	if after := a.getTransaction(t, tok, y); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
 
 	a.sandboxStep(t, tok, x, "med/reject")
 	a.wantBalance(t, "the dispute released", tok, 650, 0, 0)
-	a.rfAccepted(tok, y, map[string]any{"amount": 500})
+	a.refundAccepted(t, tok, y, map[string]any{"amount": 500})
 	a.wantBalance(t, "a refund the balance covers", tok, 150, 500, 0)
 }
 
@@ -311,7 +292,7 @@ func TestRefundIdempotency(t *testing.T) {
 	id := a.paidCharge(t, tok, 10_000)
 	body := map[string]any{"amount": 1_000, "reason": "damaged"}
 
-	first := a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001")
+	first := a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001")
 	if first.status != http.StatusAccepted || first.header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("%d %v %s", first.status, first.header, first.body)
 	}
@@ -324,34 +305,34 @@ func TestRefundIdempotency(t *testing.T) {
 			t.Fatalf("%s answered another body:\n%s\n%s", what, r.body, first.body)
 		}
 	}
-	replay(t, "the same request", a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
+	replay(t, "the same request", a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
 	inBody := map[string]any{"reason": "damaged", "idempotencyKey": "refund-key-0001", "amount": 1_000}
-	replay(t, "the key in the body", a.rfRefund(tok, id, inBody))
+	replay(t, "the key in the body", a.refund(tok, id, inBody))
 
 	a.settle()
-	if got := a.lcGet(tok, id).json(t); got["status"] != "PAID" || got["amountRefunded"] != float64(1_000) {
+	if got := a.getTransaction(t, tok, id).json(t); got["status"] != "PAID" || got["amountRefunded"] != float64(1_000) {
 		t.Fatalf("the refund did not complete: %v %v", got["status"], got["amountRefunded"])
 	}
-	replay(t, "the same request after the refund completed", a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
+	replay(t, "the same request after the refund completed", a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
 
 	t.Run("422 idempotency_key_reused for the key with another body", func(t *testing.T) {
 		t.Parallel()
 		for _, other := range []any{map[string]any{"amount": 2_000, "reason": "damaged"}, map[string]any{"amount": 1_000}, nil} {
-			problem(t, a.rfRefund(tok, id, other, "Idempotency-Key", "refund-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
+			problem(t, a.refund(tok, id, other, "Idempotency-Key", "refund-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
 		}
 	})
 	t.Run("202 for another key: another refund", func(t *testing.T) {
 		t.Parallel()
-		got := a.rfAccepted(tok, id, body, "Idempotency-Key", "refund-key-0002")
+		got := a.refundAccepted(t, tok, id, body, "Idempotency-Key", "refund-key-0002")
 		if n := len(rfRefunds(t, got)); n != 2 {
 			t.Fatalf("%d refunds", n)
 		}
 		a.settle()
-		replay(t, "the first key after a second refund", a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
+		replay(t, "the first key after a second refund", a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
 	})
 	t.Run("422 naming the header for a key of 7 characters in the header", func(t *testing.T) {
 		t.Parallel()
-		fields := problem(t, a.rfRefund(tok, id, body, "Idempotency-Key", "1234567"), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.refund(tok, id, body, "Idempotency-Key", "1234567"), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(fields, []string{"Idempotency-Key too_short"}) {
 			t.Fatalf("errors %v", fields)
 		}
@@ -366,7 +347,7 @@ func TestRefundIdempotency(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				<-start
-				answers[i] = a.rfRefund(tok, other, map[string]any{"amount": 700}, "Idempotency-Key", "racing-key-0001")
+				answers[i] = a.refund(tok, other, map[string]any{"amount": 700}, "Idempotency-Key", "racing-key-0001")
 			})
 		}
 		close(start)
@@ -376,7 +357,7 @@ func TestRefundIdempotency(t *testing.T) {
 				t.Fatalf("request %d: %d %s\nwant the body\n%s", i, r.status, r.body, answers[0].body)
 			}
 		}
-		if got := rfRefunds(t, a.lcGet(tok, other).json(t)); len(got) != 1 {
+		if got := rfRefunds(t, a.getTransaction(t, tok, other).json(t)); len(got) != 1 {
 			t.Fatalf("%d refunds for one key", len(got))
 		}
 	})

@@ -176,7 +176,7 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 				t.Errorf("route %s is registered in production", r)
 			}
 		}
-		if got := prod.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+		if got := prod.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 			t.Fatalf("status %v", got)
 		}
 	})
@@ -189,7 +189,7 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 		entry := map[string]any{"pix": []any{pixPayment(pixTxID(t, id), acquirerE2E)}}
 		problem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
 		problem(t, a.do("GET", "/transaction/"+id, acquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
-		if got := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+		if got := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 			t.Fatalf("a refused callback moved the transaction to %v", got)
 		}
 	})
@@ -202,7 +202,7 @@ func TestOWASPAPI6ConcurrentWithdrawalsThroughTwoCredentialsNeverOverdraw(t *tes
 	t.Parallel()
 	a := secAPI(t, apiSettings{Fee: &domain.FeePolicy{}, WithdrawalFee: 100})
 	_, first := a.account()
-	c := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", first, nil).json(t)
+	c := a.want(t, http.StatusCreated, "POST", "/auth/credentials", first, nil).json(t)
 	second := a.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string)).json(t)["access_token"].(string)
 	a.paidCharge(t, first, 10_000)
 	const n = 40
@@ -235,7 +235,7 @@ func TestOWASPAPI6ConcurrentWithdrawalsThroughTwoCredentialsNeverOverdraw(t *tes
 	if created != 4 { // 4 × (2400 + 100) = 10 000
 		t.Fatalf("%d withdrawals went through, want exactly 4", created)
 	}
-	if got := a.secWant(t, http.StatusOK, "GET", "/balance", first, nil).json(t)["available"]; got != float64(0) {
+	if got := a.want(t, http.StatusOK, "GET", "/balance", first, nil).json(t)["available"]; got != float64(0) {
 		t.Fatalf("available = %v, want 0", got)
 	}
 }
@@ -275,7 +275,7 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 		body := minimalTransaction()
 		body["externalCode"] = "replayed-order-1"
 		race(t, "/transaction", body)
-		list := a.secWant(t, http.StatusOK, "GET", "/transaction?externalCode=replayed-order-1", tok, nil).json(t)
+		list := a.want(t, http.StatusOK, "GET", "/transaction?externalCode=replayed-order-1", tok, nil).json(t)
 		if list["total"] != float64(1) {
 			t.Fatalf("%v transactions for one key", list["total"])
 		}
@@ -288,9 +288,9 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 		}
 	})
 	t.Run("POST /withdrawal", func(t *testing.T) {
-		before := a.secWant(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
+		before := a.want(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
 		race(t, "/withdrawal", map[string]any{"amount": 1_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}})
-		after := a.secWant(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
+		after := a.want(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
 		if before-after != 1_000 {
 			t.Fatalf("the balance went from %v to %v: %v withdrawn for one key", before, after, before-after)
 		}
@@ -334,7 +334,7 @@ func TestOWASPAPI6ConcurrentStepsOfOnePaymentHappenOnce(t *testing.T) {
 	if n := race("/transaction/" + id + "/refund"); n != 1 {
 		t.Fatalf("%d refunds went through, want 1", n)
 	}
-	got := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)
+	got := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)
 	var statuses []string
 	for _, h := range got["statusHistory"].([]any) {
 		statuses = append(statuses, h.(map[string]any)["status"].(string))
@@ -416,7 +416,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 			_, tok := a.account()
 			body := minimalTransaction()
 			body["webhookUrl"] = rc.url("/hooks/pix")
-			id := a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body).json(t)["id"].(string)
+			id := a.want(t, http.StatusCreated, "POST", "/transaction", tok, body).json(t)["id"].(string)
 			if n := a.deliver(); n != 1 {
 				t.Fatalf("DeliverDue = %d; want one attempt made", n)
 			}
@@ -431,7 +431,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 			if len(dialed) != 0 {
 				t.Fatalf("the sender connected to %v", dialed)
 			}
-			events := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id+"/events", tok, nil).json(t)["data"].([]any)
+			events := a.want(t, http.StatusOK, "GET", "/transaction/"+id+"/events", tok, nil).json(t)["data"].([]any)
 			if len(events) != 1 {
 				t.Fatalf("%d events", len(events))
 			}
@@ -589,7 +589,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 	_, tok := a.account()
 	id := a.charge(t, tok, 1_000)
 	txid := pixTxID(t, id)
-	before := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body
+	before := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body
 	with := func(changes map[string]any) string {
 		p := pixPayment(txid, acquirerE2E)
 		for k, v := range changes {
@@ -663,7 +663,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 			})
 		}
 	})
-	if after := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body; !bytes.Equal(before, after) {
+	if after := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body; !bytes.Equal(before, after) {
 		t.Fatalf("garbage moved the transaction:\n%s\n%s", before, after)
 	}
 	t.Run("control: the well-formed callback pays it", func(t *testing.T) {
@@ -685,7 +685,7 @@ func TestWebhookForgeryAndReplayFailTheReceiversVerification(t *testing.T) {
 	otherID, _ := a.account()
 	body := minimalTransaction()
 	body["webhookUrl"] = rc.url("/hooks/pix")
-	a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body)
+	a.want(t, http.StatusCreated, "POST", "/transaction", tok, body)
 	if n := a.deliver(); n != 1 {
 		t.Fatalf("DeliverDue = %d", n)
 	}

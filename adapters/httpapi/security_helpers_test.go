@@ -54,18 +54,8 @@ func (a *api) secTokenFromEndpoint(clientID, secret string) response {
 	return a.do("POST", "/auth/token", "", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
 }
 
-// secWant sends a request and wants status.
-func (a *api) secWant(t *testing.T, status int, method, path, tok string, body any) response {
-	t.Helper()
-	r := a.do(method, path, tok, body)
-	if r.status != status {
-		t.Fatalf("%s %s: %d, want %d\n%s", method, path, r.status, status, r.body)
-	}
-	return r
-}
-
 // secBalance is the body of GET /balance.
 func (a *api) secBalance(t *testing.T, tok string) string {
 	t.Helper()
-	return string(a.secWant(t, http.StatusOK, "GET", "/balance", tok, nil).body)
+	return string(a.want(t, http.StatusOK, "GET", "/balance", tok, nil).body)
 }

@@ -100,14 +100,14 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 	txNew := a.charge(t, owner, 1_000)
 	txPaid := a.paidCharge(t, owner, 1_000)
 	txBlocked := a.paidCharge(t, owner, 1_000)
-	a.secWant(t, http.StatusOK, "POST", "/sandbox/transaction/"+txBlocked+"/med/open", owner, nil)
+	a.want(t, http.StatusOK, "POST", "/sandbox/transaction/"+txBlocked+"/med/open", owner, nil)
 	txRefunding := a.paidCharge(t, owner, 1_000)
-	a.secWant(t, http.StatusAccepted, "POST", "/transaction/"+txRefunding+"/refund", owner, nil)
+	a.want(t, http.StatusAccepted, "POST", "/transaction/"+txRefunding+"/refund", owner, nil)
 	a.paidCharge(t, owner, 1_000_000)
 	wdProcessed := a.mustWithdraw(t, owner, 1_000)["id"].(string)
 	a.payOut()
 	wdProcessing := a.mustWithdraw(t, owner, 1_000)["id"].(string)
-	cred := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", owner, nil).json(t)
+	cred := a.want(t, http.StatusCreated, "POST", "/auth/credentials", owner, nil).json(t)
 	clientID, secret := cred["client_id"].(string), cred["client_secret"].(string)
 
 	routes := []struct{ method, template, id string }{
@@ -145,12 +145,12 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 
 	snapshot := func(t *testing.T) map[string]string {
 		s := map[string]string{"balance": a.secBalance(t, owner),
-			"statement": string(a.secWant(t, http.StatusOK, "GET", "/balance/entries?limit=100", owner, nil).body)}
+			"statement": string(a.want(t, http.StatusOK, "GET", "/balance/entries?limit=100", owner, nil).body)}
 		for _, id := range []string{txNew, txPaid, txBlocked, txRefunding} {
-			s[id] = string(a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, owner, nil).body)
+			s[id] = string(a.want(t, http.StatusOK, "GET", "/transaction/"+id, owner, nil).body)
 		}
 		for _, id := range []string{wdProcessed, wdProcessing} {
-			s[id] = string(a.secWant(t, http.StatusOK, "GET", "/withdrawal/"+id, owner, nil).body)
+			s[id] = string(a.want(t, http.StatusOK, "GET", "/withdrawal/"+id, owner, nil).body)
 		}
 		return s
 	}
@@ -212,7 +212,7 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 	t.Run("the list shows only the caller's own transactions", func(t *testing.T) {
 		t.Parallel()
 		for _, q := range []string{"", "?id=" + txNew, "?perPage=100", "?status=PAID&status=BLOCKED&status=PROCESSING_REFUND"} {
-			r := a.secWant(t, http.StatusOK, "GET", "/transaction"+q, stranger, nil)
+			r := a.want(t, http.StatusOK, "GET", "/transaction"+q, stranger, nil)
 			for _, id := range []string{txNew, txPaid, txBlocked, txRefunding} {
 				if bytes.Contains(r.body, []byte(id)) {
 					t.Fatalf("GET /transaction%s shows the owner's %s to the stranger", q, id)
@@ -297,7 +297,7 @@ func (a *api) secJWKSKey(t *testing.T) (kid string, pub *rsa.PublicKey, modulus 
 	var doc struct {
 		Keys []struct{ Kid, N, E string } `json:"keys"`
 	}
-	r := a.secWant(t, http.StatusOK, "GET", "/.well-known/jwks.json", "", nil)
+	r := a.want(t, http.StatusOK, "GET", "/.well-known/jwks.json", "", nil)
 	if err := json.Unmarshal(r.body, &doc); err != nil || len(doc.Keys) != 1 {
 		t.Fatalf("JWKS %s: %v", r.body, err)
 	}
@@ -330,8 +330,8 @@ func TestOWASPAPI2ForgedExpiredAndMisaddressedTokensAllAnswerTheSame401(t *testi
 	signed := secRS256(serverKey)
 
 	t.Run("control: the same claims signed with the server's key are accepted", func(t *testing.T) {
-		a.secWant(t, http.StatusOK, "GET", "/transaction", secForge(t, header, claims, signed), nil)
-		a.secWant(t, http.StatusOK, "GET", "/transaction", secForge(t, header, secWith(claims, map[string]any{"jti": "another-jti"}), signed), nil)
+		a.want(t, http.StatusOK, "GET", "/transaction", secForge(t, header, claims, signed), nil)
+		a.want(t, http.StatusOK, "GET", "/transaction", secForge(t, header, secWith(claims, map[string]any{"jti": "another-jti"}), signed), nil)
 	})
 
 	hs := secWith(header, map[string]any{"alg": "HS256"})
@@ -402,7 +402,7 @@ func TestOWASPAPI2ARevokedCredentialsTokensStopWorkingAtOnce(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t)
 	_, tok := a.account()
-	cred := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil)
+	cred := a.want(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil)
 	if cred.header.Get("Cache-Control") != "no-store" {
 		t.Errorf("the new secret's answer is cacheable: Cache-Control %q", cred.header.Get("Cache-Control"))
 	}
@@ -413,9 +413,9 @@ func TestOWASPAPI2ARevokedCredentialsTokensStopWorkingAtOnce(t *testing.T) {
 		t.Fatalf("token: %d %s", granted.status, granted.body)
 	}
 	second := granted.json(t)["access_token"].(string)
-	a.secWant(t, http.StatusOK, "GET", "/transaction", second, nil)
+	a.want(t, http.StatusOK, "GET", "/transaction", second, nil)
 
-	a.secWant(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+clientID, tok, nil)
+	a.want(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+clientID, tok, nil)
 
 	reference := a.do("GET", "/transaction", "garbage", nil)
 	r := a.do("GET", "/transaction", second, nil)
@@ -427,14 +427,14 @@ func TestOWASPAPI2ARevokedCredentialsTokensStopWorkingAtOnce(t *testing.T) {
 	if again.status != http.StatusUnauthorized || again.json(t)["error"] != "invalid_client" {
 		t.Fatalf("the revoked credential still obtains tokens: %d %s", again.status, again.body)
 	}
-	a.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil) // the other credential lives on
+	a.want(t, http.StatusOK, "GET", "/transaction", tok, nil) // the other credential lives on
 }
 
 func TestOWASPAPI2ADisabledAccountAnswers403Forbidden(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t)
 	accountID, tok := a.account()
-	c := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil).json(t)
+	c := a.want(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil).json(t)
 	id := a.charge(t, tok, 1_000)
 	must(t, application.NewDisableAccount(a.accounts).Execute(context.Background(), accountID))
 	for _, rt := range []struct {
@@ -542,7 +542,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTTransaction(t *testing.T) {
 		})
 	})
 	t.Run("nothing of the kind was stored", func(t *testing.T) {
-		if total := a.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil).json(t)["total"]; total != float64(0) {
+		if total := a.want(t, http.StatusOK, "GET", "/transaction", tok, nil).json(t)["total"]; total != float64(0) {
 			t.Fatalf("%v transactions stored", total)
 		}
 	})
@@ -583,18 +583,18 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 	accountID, tok := a.account()
 	body := fullTransaction()
 	body["idempotencyKey"] = "secret-idempotency-key-0001"
-	created := a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body)
+	created := a.want(t, http.StatusCreated, "POST", "/transaction", tok, body)
 	id := created.json(t)["id"].(string)
 	a.paidCharge(t, tok, 10_000)
-	wd := a.secWant(t, http.StatusCreated, "POST", "/withdrawal", tok, map[string]any{"amount": 1, "pixKey": map[string]any{"key": validCPF, "type": "CPF"}})
+	wd := a.want(t, http.StatusCreated, "POST", "/withdrawal", tok, map[string]any{"amount": 1, "pixKey": map[string]any{"key": validCPF, "type": "CPF"}})
 	wdID := wd.json(t)["id"].(string)
 
 	answers := map[string]response{
 		"POST /transaction":     created,
-		"GET /transaction/{id}": a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil),
-		"GET /transaction":      a.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil),
+		"GET /transaction/{id}": a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil),
+		"GET /transaction":      a.want(t, http.StatusOK, "GET", "/transaction", tok, nil),
 		"POST /withdrawal":      wd,
-		"GET /withdrawal/{id}":  a.secWant(t, http.StatusOK, "GET", "/withdrawal/"+wdID, tok, nil),
+		"GET /withdrawal/{id}":  a.want(t, http.StatusOK, "GET", "/withdrawal/"+wdID, tok, nil),
 	}
 	for name, r := range answers {
 		t.Run(name, func(t *testing.T) {
@@ -679,7 +679,7 @@ func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 			}
 		})
 	})
-	if r := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil); r.json(t)["status"] != "PIX_QRCODE_GENERATED" {
+	if r := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil); r.json(t)["status"] != "PIX_QRCODE_GENERATED" {
 		t.Fatalf("a refused body moved the transaction: %s", r.body)
 	}
 }
@@ -726,7 +726,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 		if !slices.Equal(fields, []string{"perPage out_of_range"}) {
 			t.Fatalf("errors %v", fields)
 		}
-		if got := a.secWant(t, http.StatusOK, "GET", "/transaction?perPage=100", tok, nil).json(t)["perPage"]; got != float64(100) {
+		if got := a.want(t, http.StatusOK, "GET", "/transaction?perPage=100", tok, nil).json(t)["perPage"]; got != float64(100) {
 			t.Fatalf("perPage %v", got)
 		}
 	})

@@ -98,9 +98,9 @@ func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
 	}
 
 	sale := a.paidCharge(t, tok, 10_000)
-	a.rfAccepted(tok, sale, map[string]any{"amount": 2_500})
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 2_500})
 	a.settle()
-	a.rfAccepted(tok, sale, map[string]any{"amount": 1_000})
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 1_000})
 	a.sandboxStep(t, tok, sale, "refund/fail")
 	b := a.paidCharge(t, tok, 5_000)
 	a.sandboxStep(t, tok, b, "med/open")
@@ -223,7 +223,7 @@ func TestStatementFilters(t *testing.T) {
 	a := newAPI(t, s)
 	_, tok := a.account()
 	sale := a.paidCharge(t, tok, 10_000)
-	a.rfAccepted(tok, sale, map[string]any{"amount": 300})
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 300})
 	a.settle()
 	clock.Advance(5 * time.Millisecond) // later entries get a later millisecond
 	a.paidCharge(t, tok, 20_000)
@@ -387,7 +387,7 @@ func TestStatementAsCSVHasEveryEntryOfEveryPage(t *testing.T) {
 	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
 	sale := a.paidCharge(t, tok, 10_000)
-	a.rfAccepted(tok, sale, map[string]any{"amount": 400})
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 400})
 	// More entries than one internal page of 100: the export reads several.
 	for range 55 {
 		a.paidCharge(t, tok, 1_000)

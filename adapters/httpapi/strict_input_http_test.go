@@ -124,7 +124,7 @@ func TestABusinessPOSTWithABodyThatIsNotJSONAnswers415(t *testing.T) {
 	}
 	t.Run("a POST whose body is optional may come with neither body nor Content-Type", func(t *testing.T) {
 		t.Parallel()
-		id := a.lcCreate(tok)
+		id := a.webhookCharge(t, tok)
 		if r := a.do("POST", "/sandbox/transaction/"+id+"/pay", tok, nil); r.status != http.StatusOK {
 			t.Fatalf("pay: %d %s", r.status, r.body)
 		}
@@ -137,7 +137,7 @@ func TestAQueryStringThatDoesNotParseAnswers422RatherThanDroppingTheFilter(t *te
 	t.Parallel()
 	a := newAPI(t)
 	_, tok := a.account()
-	a.lcCreate(tok) // one transaction that is not PAID: a dropped filter would list it
+	a.webhookCharge(t, tok) // one transaction that is not PAID: a dropped filter would list it
 	for _, q := range []string{"status=PAID;", "status=PAID;status=REFUNDED", "status=%zz", "status=PAID&x=%", "customerName=Jo%C3"} {
 		t.Run("?"+q+" answers 422", func(t *testing.T) {
 			t.Parallel()
@@ -164,8 +164,8 @@ func TestAnAcquirerHorarioOutsideTheChargesLifeIsInvalidTimeAndChangesNothing(t 
 	t.Parallel()
 	a := newAPI(t, apiSettings{AcquirerSecret: acquirerSecret, SettleNow: true})
 	_, tok := a.account()
-	id := a.lcCreate(tok)
-	before := a.lcGet(tok, id).body
+	id := a.webhookCharge(t, tok)
+	before := a.getTransaction(t, tok, id).body
 	balance := a.do("GET", "/balance", tok, nil).body
 	for i, horario := range []string{
 		"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", acquirerHorario(time.Now().Add(-time.Hour)), acquirerHorario(time.Now().Add(10 * time.Minute)),
@@ -175,7 +175,7 @@ func TestAnAcquirerHorarioOutsideTheChargesLifeIsInvalidTimeAndChangesNothing(t 
 			t.Fatalf("horario %s (%d): results %+v, want invalid_time", horario, i, res)
 		}
 	}
-	if after := a.lcGet(tok, id).body; string(after) != string(before) {
+	if after := a.getTransaction(t, tok, id).body; string(after) != string(before) {
 		t.Fatalf("the charge changed:\n%s\n%s", before, after)
 	}
 	if after := a.do("GET", "/balance", tok, nil).body; string(after) != string(balance) {
@@ -206,7 +206,7 @@ func TestWebhookURLsOnInternationalisedTopLevelDomainsAreAcceptedAsPunycode(t *t
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
 			id := r.json(t)["id"].(string)
-			if got := a.lcGet(tok, id).json(t)["webhookUrl"]; got != c.stored {
+			if got := a.getTransaction(t, tok, id).json(t)["webhookUrl"]; got != c.stored {
 				t.Fatalf("webhookUrl = %v, want %s", got, c.stored)
 			}
 		})
@@ -227,7 +227,7 @@ func TestHEADIsAnsweredWhereverGETIsWithTheSameStatusAndHeadersAndNoBody(t *test
 	t.Parallel()
 	a := newAPI(t)
 	_, tok := a.account()
-	id := a.lcCreate(tok)
+	id := a.webhookCharge(t, tok)
 	for _, path := range []string{
 		"/transaction/" + id, "/transaction", "/transaction/" + unknownID, "/transaction/nope",
 		"/transaction/" + id + "/events", "/balance", "/healthz", "/openapi.json", "/.well-known/jwks.json",
