@@ -85,6 +85,9 @@ func sortedKeys(m map[string]any) []string {
 // unknownID is a well-formed id that no transaction, withdrawal or credential has.
 const unknownID = "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
 
+// stoppedClock is a clock stopped at 2026-11-22 14:00 UTC, for a test that moves time itself.
+func stoppedClock() *fakeClock { return newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)) }
+
 // want sends a request (as do) and wants status.
 func (a *api) want(t *testing.T, status int, method, path, tok string, body any) response {
 	t.Helper()

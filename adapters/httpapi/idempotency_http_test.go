@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pixgate/pixgate/ports"
 )
@@ -188,7 +187,7 @@ func TestConcurrentRequestsWithOneKeyCreateOneTransaction(t *testing.T) {
 func TestCreateTransaction429AfterTheBurst(t *testing.T) {
 	t.Parallel()
 	// A stopped clock: the bucket refills only when the test says.
-	a := newAPI(t, apiSettings{RateRPS: 1, RateBurst: 3, Clock: newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))})
+	a := newAPI(t, apiSettings{RateRPS: 1, RateBurst: 3, Clock: stoppedClock()})
 	_, tok := a.account()
 	_, otherTok := a.account()
 	for i := 0; i < 3; i++ {

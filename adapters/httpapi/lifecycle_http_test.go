@@ -23,9 +23,6 @@ var (
 	lcRefundE2E  = regexp.MustCompile(`^D99999999\d{12}[A-Za-z0-9]{11}$`)
 )
 
-// lcClock is a stopped clock for a test that moves time itself.
-func lcClock() *fakeClock { return newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)) }
-
 // lcStep posts a sandbox (or refund) route of a transaction and wants status.
 func (a *api) lcStep(tok, id, route string, want int) response {
 	a.t.Helper()
@@ -216,7 +213,7 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 
 	t.Run("FAILED: an unpaid charge expires", func(t *testing.T) {
 		t.Parallel()
-		clock := lcClock()
+		clock := stoppedClock()
 		w := newLCWalker(t, apiSettings{Clock: clock})
 		body := minimalTransaction()
 		body["pix"] = map[string]any{"expirationSeconds": 60}
@@ -243,7 +240,7 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 
 func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 	t.Parallel()
-	clock := lcClock()
+	clock := stoppedClock()
 	a := newAPI(t, apiSettings{Settle: time.Second, Clock: clock})
 	_, tok := a.account()
 	// 1000.00 paid, so that refunds find an available balance to hold (a refund of a charge's
@@ -304,7 +301,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 	for _, status := range statuses {
 		t.Run("from "+status, func(t *testing.T) {
 			t.Parallel()
-			clock := lcClock()
+			clock := stoppedClock()
 			w := newLCWalker(t, apiSettings{Clock: clock})
 			a, tok := w.a, w.tok
 			id := a.webhookCharge(t, tok)

@@ -30,7 +30,7 @@ func (a *api) lsIDs(t *testing.T, token, query string) ([]string, map[string]any
 
 func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))
+	clock := stoppedClock()
 	a := newAPI(t, apiSettings{Clock: clock})
 	_, tok := a.account()
 	_, otherTok := a.account()

@@ -218,7 +218,7 @@ func TestStatementPagesStayExactWhileNewEntriesArrive(t *testing.T) {
 func TestStatementFilters(t *testing.T) {
 	t.Parallel()
 	s := feeSettings(apiSettings{})
-	clock := newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))
+	clock := stoppedClock()
 	s.Clock = clock
 	a := newAPI(t, s)
 	_, tok := a.account()
