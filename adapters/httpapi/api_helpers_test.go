@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,6 +97,19 @@ func (a *api) want(t *testing.T, status int, method, path, tok string, body any)
 		t.Fatalf("%s %s: %d, want %d\n%s", method, path, r.status, status, r.body)
 	}
 	return r
+}
+
+// postForm posts form, URL-encoded, to path (a token endpoint), with headers.
+func (a *api) postForm(path string, form url.Values, headers ...string) response {
+	a.t.Helper()
+	return a.do("POST", path, "", form.Encode(), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, headers...)...)
+}
+
+// clientCredentials asks POST /auth/token for a token of the client_credentials grant with
+// the client id and secret in the form, and returns the answer, whatever it is.
+func (a *api) clientCredentials(clientID, secret string) response {
+	a.t.Helper()
+	return a.postForm("/auth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}})
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ func TestAuthCacheAcrossTwoInstancesOnOneStore(t *testing.T) {
 		here, there, clock := secTwoInstances(t, apiSettings{AuthCacheTTL: 2 * time.Second})
 		_, admin := here.account()
 		c := here.want(t, http.StatusCreated, "POST", "/auth/credentials", admin, nil).json(t)
-		granted := here.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string))
+		granted := here.clientCredentials(c["client_id"].(string), c["client_secret"].(string))
 		if granted.status != http.StatusOK {
 			t.Fatalf("token: %d %s", granted.status, granted.body)
 		}

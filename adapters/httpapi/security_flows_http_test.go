@@ -137,7 +137,7 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 		// A token claiming every scope (as a compromised issuer or an old token might).
 		tok := a.secToken(created, domain.AllScopes()...)
 		problem(t, a.do("POST", "/transaction", tok, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
-		granted := a.secTokenFromEndpoint(created.Credential.ClientID, created.Credential.Secret).json(t)
+		granted := a.clientCredentials(created.Credential.ClientID, created.Credential.Secret).json(t)
 		if granted["scope"] != "transaction:read" {
 			t.Fatalf("the token endpoint granted %v", granted["scope"])
 		}
@@ -203,7 +203,7 @@ func TestOWASPAPI6ConcurrentWithdrawalsThroughTwoCredentialsNeverOverdraw(t *tes
 	a := secAPI(t, apiSettings{Fee: &domain.FeePolicy{}, WithdrawalFee: 100})
 	_, first := a.account()
 	c := a.want(t, http.StatusCreated, "POST", "/auth/credentials", first, nil).json(t)
-	second := a.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string)).json(t)["access_token"].(string)
+	second := a.clientCredentials(c["client_id"].(string), c["client_secret"].(string)).json(t)["access_token"].(string)
 	a.paidCharge(t, first, 10_000)
 	const n = 40
 	statuses := make([]int, n)

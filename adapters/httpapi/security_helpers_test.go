@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -45,13 +44,6 @@ func (a *api) secToken(c application.CreatedAccount, scopes ...domain.Scope) str
 		ClientID: c.Credential.ClientID, Scopes: scopes}, time.Hour)
 	must(a.t, err)
 	return tok.Token
-}
-
-// secTokenFromEndpoint obtains a token from POST /auth/token with a form body.
-func (a *api) secTokenFromEndpoint(clientID, secret string) response {
-	a.t.Helper()
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}}
-	return a.do("POST", "/auth/token", "", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
 }
 
 // secBalance is the body of GET /balance.

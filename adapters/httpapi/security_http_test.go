@@ -189,7 +189,7 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 		if got := a.secBalance(t, stranger); got != strangerBalance {
 			t.Errorf("the stranger's balance moved: %s -> %s", strangerBalance, got)
 		}
-		if r := a.secTokenFromEndpoint(clientID, secret); r.status != http.StatusOK {
+		if r := a.clientCredentials(clientID, secret); r.status != http.StatusOK {
 			t.Errorf("the owner's credential no longer works: %d %s", r.status, r.body)
 		}
 	})
@@ -408,7 +408,7 @@ func TestOWASPAPI2ARevokedCredentialsTokensStopWorkingAtOnce(t *testing.T) {
 	}
 	c := cred.json(t)
 	clientID, secret := c["client_id"].(string), c["client_secret"].(string)
-	granted := a.secTokenFromEndpoint(clientID, secret)
+	granted := a.clientCredentials(clientID, secret)
 	if granted.status != http.StatusOK {
 		t.Fatalf("token: %d %s", granted.status, granted.body)
 	}
@@ -423,7 +423,7 @@ func TestOWASPAPI2ARevokedCredentialsTokensStopWorkingAtOnce(t *testing.T) {
 	if x, y := problemBody(t, r), problemBody(t, reference); x != y {
 		t.Fatalf("a revoked credential's token answers apart:\n%s\n%s", x, y)
 	}
-	again := a.secTokenFromEndpoint(clientID, secret)
+	again := a.clientCredentials(clientID, secret)
 	if again.status != http.StatusUnauthorized || again.json(t)["error"] != "invalid_client" {
 		t.Fatalf("the revoked credential still obtains tokens: %d %s", again.status, again.body)
 	}
@@ -451,7 +451,7 @@ func TestOWASPAPI2ADisabledAccountAnswers403Forbidden(t *testing.T) {
 	}
 	t.Run("its credentials obtain no token", func(t *testing.T) {
 		t.Parallel()
-		r := a.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string))
+		r := a.clientCredentials(c["client_id"].(string), c["client_secret"].(string))
 		if r.status != http.StatusUnauthorized || r.json(t)["error"] != "invalid_client" {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
@@ -472,9 +472,9 @@ func TestOWASPAPI2TheTokenEndpointTellsNoCredentialFailureApart(t *testing.T) {
 		}
 		return string(r.body)
 	}
-	unknown := strip(a.secTokenFromEndpoint(unknownID, x.Credential.Secret))
-	wrong := strip(a.secTokenFromEndpoint(x.Credential.ClientID, x.Credential.Secret+"x"))
-	crossed := strip(a.secTokenFromEndpoint(x.Credential.ClientID, y.Credential.Secret))
+	unknown := strip(a.clientCredentials(unknownID, x.Credential.Secret))
+	wrong := strip(a.clientCredentials(x.Credential.ClientID, x.Credential.Secret+"x"))
+	crossed := strip(a.clientCredentials(x.Credential.ClientID, y.Credential.Secret))
 	if unknown != wrong || wrong != crossed {
 		t.Fatalf("bodies differ:\n%s\n%s\n%s", unknown, wrong, crossed)
 	}
