@@ -7,6 +7,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -110,6 +111,12 @@ func (a *api) postForm(path string, form url.Values, headers ...string) response
 func (a *api) clientCredentials(clientID, secret string) response {
 	a.t.Helper()
 	return a.postForm("/auth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}})
+}
+
+// basicAuth is an Authorization header of HTTP Basic for a client id and secret, each
+// form-encoded first as RFC 6749 (section 2.3.1) wants.
+func basicAuth(clientID, secret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(clientID)+":"+url.QueryEscape(secret)))
 }
 
 // ---------------------------------------------------------------------------------------------

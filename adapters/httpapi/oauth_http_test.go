@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,10 +41,6 @@ func tkCreds(c application.NewCredential, more ...string) url.Values {
 		v.Set(more[i], more[i+1])
 	}
 	return v
-}
-
-func tkBasic(c application.NewCredential) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(c.ClientID)+":"+url.QueryEscape(c.Secret)))
 }
 
 // tkTokenError checks an RFC 6749 error answer.
@@ -293,7 +288,7 @@ func TestTokenRequestsNameTheirScopes(t *testing.T) {
 	}
 	t.Run("GET /auth/token takes scope in the query", func(t *testing.T) {
 		t.Parallel()
-		tok, scope := tkAccessToken(t, a.do("GET", "/auth/token?scope=balance:read", "", nil, "Authorization", tkBasic(acc.Credential)))
+		tok, scope := tkAccessToken(t, a.do("GET", "/auth/token?scope=balance:read", "", nil, "Authorization", basicAuth(acc.Credential.ClientID, acc.Credential.Secret)))
 		if scope != "balance:read" {
 			t.Fatalf("scope = %q", scope)
 		}
@@ -337,7 +332,7 @@ func TestOAuthTokenEndpointAnswersAsRFC6749Says(t *testing.T) {
 
 	for name, r := range map[string]response{
 		"form":  a.postForm("/oauth/token", tkCreds(acc.Credential, "grant_type", "client_credentials")),
-		"basic": a.postForm("/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "Authorization", tkBasic(acc.Credential)),
+		"basic": a.postForm("/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "Authorization", basicAuth(acc.Credential.ClientID, acc.Credential.Secret)),
 	} {
 		t.Run("client_secret_"+name+" gets a lifetime in expires_in and a space-separated scope", func(t *testing.T) {
 			t.Parallel()
@@ -372,7 +367,7 @@ func TestOAuthTokenEndpointAnswersAsRFC6749Says(t *testing.T) {
 	t.Run("the same refusals as /auth/token", func(t *testing.T) {
 		t.Parallel()
 		r := a.postForm("/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "Authorization",
-			tkBasic(application.NewCredential{ClientID: acc.Credential.ClientID, Secret: "wrong"}))
+			basicAuth(acc.Credential.ClientID, "wrong"))
 		tkTokenError(t, r, http.StatusUnauthorized, "invalid_client")
 		if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Basic") {
 			t.Fatalf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
@@ -381,7 +376,7 @@ func TestOAuthTokenEndpointAnswersAsRFC6749Says(t *testing.T) {
 		tkTokenError(t, a.postForm("/oauth/token", url.Values{"client_secret": {"x"}}), http.StatusBadRequest, "invalid_request")
 		tkTokenError(t, a.do("POST", "/oauth/token?client_secret=x", "", tkCreds(acc.Credential).Encode(), "Content-Type", "application/x-www-form-urlencoded"), http.StatusBadRequest, "invalid_request")
 		// POST only, as RFC 6749 section 3.2 says.
-		if r := a.do("GET", "/oauth/token", "", nil, "Authorization", tkBasic(acc.Credential)); r.status == http.StatusOK {
+		if r := a.do("GET", "/oauth/token", "", nil, "Authorization", basicAuth(acc.Credential.ClientID, acc.Credential.Secret)); r.status == http.StatusOK {
 			t.Fatalf("GET /oauth/token issued a token: %s", r.body)
 		}
 	})
@@ -546,7 +541,7 @@ func TestTokenRequestsAreLimited(t *testing.T) {
 				t.Fatalf("Retry-After = %q, want 1 or 2 s (one token every 2 s)", r.header.Get("Retry-After"))
 			}
 		}
-		tkTokenError(t, a.do("GET", "/auth/token", "", nil, "Authorization", tkBasic(busy.Credential)), http.StatusTooManyRequests, "slow_down")
+		tkTokenError(t, a.do("GET", "/auth/token", "", nil, "Authorization", basicAuth(busy.Credential.ClientID, busy.Credential.Secret)), http.StatusTooManyRequests, "slow_down")
 		tkAccessToken(t, a.postForm("/auth/token", tkCreds(calm.Credential)))
 	})
 	t.Run("per address: failures spend the budget, successes do not", func(t *testing.T) {
