@@ -382,13 +382,8 @@ func TestGetTransactionByID(t *testing.T) {
 		theirs := a.do("GET", "/transaction/"+id, otherTok, nil)
 		missing := a.do("GET", "/transaction/"+unknownID, otherTok, nil)
 		problem(t, theirs, http.StatusNotFound, "not_found")
-		x, y := theirs.json(t), missing.json(t)
-		for _, m := range []map[string]any{x, y} {
-			delete(m, "requestId")
-			delete(m, "instance")
-		}
-		if fmt.Sprint(x) != fmt.Sprint(y) {
-			t.Fatalf("bodies differ:\n%v\n%v", x, y)
+		if x, y := problemBody(t, theirs), problemBody(t, missing); x != y {
+			t.Fatalf("bodies differ:\n%s\n%s", x, y)
 		}
 	})
 	t.Run("422 naming id for a malformed id", func(t *testing.T) {
