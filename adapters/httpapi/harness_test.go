@@ -415,11 +415,19 @@ func (a *api) newAccount(scopes ...domain.Scope) application.CreatedAccount {
 	return created
 }
 
-// token issues a bearer token for an account's credential, valid for an hour.
+// token issues a bearer token for an account's credential with the account's scopes, valid
+// for an hour.
 func (a *api) token(c application.CreatedAccount) string {
 	a.t.Helper()
+	return a.tokenWithScopes(c, c.Account.Scopes()...)
+}
+
+// tokenWithScopes issues a bearer token for an account's credential carrying exactly scopes
+// (none: a token of no scope), valid for an hour.
+func (a *api) tokenWithScopes(c application.CreatedAccount, scopes ...domain.Scope) string {
+	a.t.Helper()
 	tok, err := a.issuer.Issue(context.Background(), domain.Principal{AccountID: c.Account.ID(),
-		ClientID: c.Credential.ClientID, Scopes: c.Account.Scopes()}, time.Hour)
+		ClientID: c.Credential.ClientID, Scopes: scopes}, time.Hour)
 	must(a.t, err)
 	return tok.Token
 }

@@ -109,7 +109,7 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 			}
 			if rt.scope == "" {
-				r := a.do(rt.method, path, a.secToken(acc), nil)
+				r := a.do(rt.method, path, a.tokenWithScopes(acc), nil)
 				if r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
 					t.Fatalf("a token without scopes: %d %s", r.status, r.body)
 				}
@@ -121,12 +121,12 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 					others = append(others, s)
 				}
 			}
-			r = a.do(rt.method, path, a.secToken(acc, others...), nil)
+			r = a.do(rt.method, path, a.tokenWithScopes(acc, others...), nil)
 			problem(t, r, http.StatusForbidden, "insufficient_scope")
 			if !strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
 				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 			}
-			if r := a.do(rt.method, path, a.secToken(acc, rt.scope), nil); r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
+			if r := a.do(rt.method, path, a.tokenWithScopes(acc, rt.scope), nil); r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
 				t.Fatalf("with exactly %s: %d %s", rt.scope, r.status, r.body)
 			}
 		})
@@ -135,7 +135,7 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 		t.Parallel()
 		created := a.newAccount(domain.ScopeTransactionRead)
 		// A token claiming every scope (as a compromised issuer or an old token might).
-		tok := a.secToken(created, domain.AllScopes()...)
+		tok := a.tokenWithScopes(created, domain.AllScopes()...)
 		problem(t, a.do("POST", "/transaction", tok, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
 		granted := a.clientCredentials(created.Credential.ClientID, created.Credential.Secret).json(t)
 		if granted["scope"] != "transaction:read" {
@@ -464,7 +464,7 @@ func TestOWASPAPI8EveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	acc := a.newAccount()
-	tok := a.secToken(acc, domain.AllScopes()...)
+	tok := a.tokenWithScopes(acc, domain.AllScopes()...)
 	id := a.charge(t, tok, 1_000)
 	form := url.Values{"client_id": {acc.Credential.ClientID}, "client_secret": {acc.Credential.Secret}}.Encode()
 	formCT := []string{"Content-Type", "application/x-www-form-urlencoded"}

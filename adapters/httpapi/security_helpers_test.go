@@ -1,21 +1,16 @@
 package httpapi_test
 
-// Helpers of the security and OAuth behaviour tests (security_http_test.go,
+// Helpers of the security and OAuth behaviour tests alone (security_http_test.go,
 // security_flows_http_test.go, oauth_http_test.go, auth_cache_http_test.go): they start with
-// "sec".
+// "sec". The helpers every behaviour test shares are in api_helpers_test.go.
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/pixgate/pixgate/application"
-	"github.com/pixgate/pixgate/domain"
 )
 
 // secSplit decodes a compact JWS into its header and claims (numbers kept exact).
@@ -35,15 +30,6 @@ func secSplit(t *testing.T, token string) (header, claims map[string]any) {
 		return m
 	}
 	return decode(parts[0]), decode(parts[1])
-}
-
-// secToken issues a token of the account's first credential carrying exactly scopes.
-func (a *api) secToken(c application.CreatedAccount, scopes ...domain.Scope) string {
-	a.t.Helper()
-	tok, err := a.issuer.Issue(context.Background(), domain.Principal{AccountID: c.Account.ID(),
-		ClientID: c.Credential.ClientID, Scopes: scopes}, time.Hour)
-	must(a.t, err)
-	return tok.Token
 }
 
 // secBalance is the body of GET /balance.

@@ -315,7 +315,7 @@ func TestOWASPAPI2ForgedExpiredAndMisaddressedTokensAllAnswerTheSame401(t *testi
 	a := secAPI(t)
 	serverKey, otherKey := secKeys(t)
 	created := a.newAccount()
-	real := a.secToken(created, domain.AllScopes()...)
+	real := a.tokenWithScopes(created, domain.AllScopes()...)
 	other := a.newAccount()
 	header, claims := secSplit(t, real)
 	kid, pub, modulus := a.secJWKSKey(t)

@@ -2,7 +2,8 @@ package httpapi_test
 
 // POST /transaction and GET /transaction/{id} over HTTP: the created and the looked-up
 // resource, every validation rule of the request, the body-level failures, lookups by id,
-// authentication and scopes, and the request id. Helpers here start with "tx".
+// authentication and scopes, and the request id. Its helpers are the shared ones
+// (api_helpers_test.go).
 
 import (
 	"encoding/base64"
