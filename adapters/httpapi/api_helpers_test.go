@@ -1,8 +1,9 @@
 package httpapi_test
 
 // Helpers shared by the HTTP behaviour tests, beside the harness (harness_test.go): answers
-// checked, money moved through the sandbox, the acquirer's callback, and a merchant's webhook
-// endpoint. A helper that only one file needs stays in that file, under its prefix.
+// checked, requests and token requests, transactions and refunds, money moved through the
+// sandbox, the acquirer's callback, and a merchant's webhook endpoint. A helper that only one
+// file (or one family: sec, in security_helpers_test.go) needs stays there, under its prefix.
 
 import (
 	"bytes"
@@ -86,6 +87,9 @@ func sortedKeys(m map[string]any) []string {
 
 // unknownID is a well-formed id that no transaction, withdrawal or credential has.
 const unknownID = "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
+
+// ---------------------------------------------------------------------------------------------
+// Requests
 
 // stoppedClock is a clock stopped at 2026-11-22 14:00 UTC, for a test that moves time itself.
 func stoppedClock() *fakeClock { return newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)) }
