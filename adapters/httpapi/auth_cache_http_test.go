@@ -26,42 +26,42 @@ func TestAuthCacheAcrossTwoInstancesOnOneStore(t *testing.T) {
 		t.Parallel()
 		here, there, clock := secTwoInstances(t, apiSettings{AuthCacheTTL: 2 * time.Second})
 		_, admin := here.account()
-		c := here.secWant(t, http.StatusCreated, "POST", "/auth/credentials", admin, nil).json(t)
-		granted := here.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string))
+		c := here.want(t, http.StatusCreated, "POST", "/auth/credentials", admin, nil).json(t)
+		granted := here.clientCredentials(c["client_id"].(string), c["client_secret"].(string))
 		if granted.status != http.StatusOK {
 			t.Fatalf("token: %d %s", granted.status, granted.body)
 		}
 		tok := granted.json(t)["access_token"].(string)
-		here.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil)
-		there.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil) // both instances remember it
+		here.want(t, http.StatusOK, "GET", "/transaction", tok, nil)
+		there.want(t, http.StatusOK, "GET", "/transaction", tok, nil) // both instances remember it
 
-		here.secWant(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+c["client_id"].(string), admin, nil)
-		secProblem(t, here.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
-		there.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil) // still within the TTL there
-		clock.advance(2 * time.Second)
-		secProblem(t, there.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
+		here.want(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+c["client_id"].(string), admin, nil)
+		problem(t, here.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
+		there.want(t, http.StatusOK, "GET", "/transaction", tok, nil) // still within the TTL there
+		clock.Advance(2 * time.Second)
+		problem(t, there.do("GET", "/transaction", tok, nil), http.StatusUnauthorized, "unauthorized")
 	})
 
 	t.Run("a disabled account answers 403 at once where it was disabled, within the TTL on the other", func(t *testing.T) {
 		t.Parallel()
 		here, there, clock := secTwoInstances(t, apiSettings{AuthCacheTTL: 2 * time.Second})
 		accountID, tok := here.account()
-		here.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
-		there.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
+		here.want(t, http.StatusOK, "GET", "/balance", tok, nil)
+		there.want(t, http.StatusOK, "GET", "/balance", tok, nil)
 
 		must(t, application.NewDisableAccount(here.accounts).Execute(context.Background(), accountID))
-		secProblem(t, here.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
-		there.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
-		clock.advance(2 * time.Second)
-		secProblem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
+		problem(t, here.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
+		there.want(t, http.StatusOK, "GET", "/balance", tok, nil)
+		clock.Advance(2 * time.Second)
+		problem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
 	})
 
 	t.Run("with no auth cache (PIXGATE_AUTH_CACHE_TTL=0) the other instance refuses at once too", func(t *testing.T) {
 		t.Parallel()
 		here, there, _ := secTwoInstances(t, apiSettings{NoAuthCache: true})
 		accountID, tok := here.account()
-		there.secWant(t, http.StatusOK, "GET", "/balance", tok, nil)
+		there.want(t, http.StatusOK, "GET", "/balance", tok, nil)
 		must(t, application.NewDisableAccount(here.accounts).Execute(context.Background(), accountID))
-		secProblem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
+		problem(t, there.do("GET", "/balance", tok, nil), http.StatusForbidden, "forbidden")
 	})
 }

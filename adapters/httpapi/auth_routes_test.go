@@ -93,22 +93,7 @@ func (s *authServer) account(scopes ...domain.Scope) application.CreatedAccount 
 	return created
 }
 
-type authResponse struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r authResponse) json(t *testing.T) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body %q is not a JSON object: %v", r.body, err)
-	}
-	return m
-}
-
-func (s *authServer) do(method, path string, header map[string]string, body string) authResponse {
+func (s *authServer) do(method, path string, header map[string]string, body string) response {
 	s.t.Helper()
 	req, err := http.NewRequest(method, s.srv.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -126,7 +111,7 @@ func (s *authServer) do(method, path string, header map[string]string, body stri
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return authResponse{status: resp.StatusCode, header: resp.Header, body: b}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
 var authFormHeader = map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
@@ -137,10 +122,6 @@ func authForm(kv ...string) string {
 		v.Add(kv[i], kv[i+1])
 	}
 	return v.Encode()
-}
-
-func authBasic(id, secret string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
 }
 
 func (s *authServer) token(c application.NewCredential) string {
@@ -162,7 +143,7 @@ func TestTokenEndpoint(t *testing.T) {
 	id, secret := acc.Credential.ClientID, acc.Credential.Secret
 	now := s.clock.Now()
 
-	assertToken := func(t *testing.T, r authResponse) {
+	assertToken := func(t *testing.T, r response) {
 		t.Helper()
 		if r.status != http.StatusOK {
 			t.Fatalf("status %d: %s", r.status, r.body)
@@ -197,16 +178,16 @@ func TestTokenEndpoint(t *testing.T) {
 		{"token200 with the credentials in the form", http.MethodPost, authFormHeader, authForm("grant_type", "client_credentials", "client_id", id, "client_secret", secret)},
 		{"token200 without grant_type", http.MethodPost, authFormHeader, authForm("client_id", id, "client_secret", secret)},
 		{"token200 with a charset in the content type", http.MethodPost, map[string]string{"Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"}, authForm("client_id", id, "client_secret", secret)},
-		{"token200 with HTTP Basic", http.MethodPost, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": authBasic(id, secret)}, authForm("grant_type", "client_credentials")},
-		{"token200 with HTTP Basic and the same client_id in the form", http.MethodPost, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": authBasic(id, secret)}, authForm("client_id", id)},
-		{"token200 with HTTP Basic and no body at all", http.MethodPost, map[string]string{"Authorization": authBasic(id, secret)}, ""},
-		{"token200 on GET with HTTP Basic", http.MethodGet, map[string]string{"Authorization": authBasic(id, secret)}, ""},
+		{"token200 with HTTP Basic", http.MethodPost, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": basicAuth(id, secret)}, authForm("grant_type", "client_credentials")},
+		{"token200 with HTTP Basic and the same client_id in the form", http.MethodPost, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": basicAuth(id, secret)}, authForm("client_id", id)},
+		{"token200 with HTTP Basic and no body at all", http.MethodPost, map[string]string{"Authorization": basicAuth(id, secret)}, ""},
+		{"token200 on GET with HTTP Basic", http.MethodGet, map[string]string{"Authorization": basicAuth(id, secret)}, ""},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) { assertToken(t, s.do(tc.method, "/auth/token", tc.header, tc.body)) })
 	}
 	t.Run("token200 on GET with grant_type in the query", func(t *testing.T) {
-		assertToken(t, s.do(http.MethodGet, "/auth/token?grant_type=client_credentials", map[string]string{"Authorization": authBasic(id, secret)}, ""))
+		assertToken(t, s.do(http.MethodGet, "/auth/token?grant_type=client_credentials", map[string]string{"Authorization": basicAuth(id, secret)}, ""))
 	})
 
 	bad := []struct {
@@ -228,16 +209,16 @@ func TestTokenEndpoint(t *testing.T) {
 		{"token400 for a JSON body", http.MethodPost, "/auth/token", map[string]string{"Content-Type": "application/json"}, `{"client_id":"` + id + `","client_secret":"` + secret + `"}`, 400, "invalid_request"},
 		{"token400 for a authForm body without content type", http.MethodPost, "/auth/token", nil, authForm("client_id", id, "client_secret", secret), 400, "invalid_request"},
 		{"token400 for a secret in the query string of a POST", http.MethodPost, "/auth/token?client_secret=" + url.QueryEscape(secret), authFormHeader, authForm("client_id", id), 400, "invalid_request"},
-		{"token400 for Basic and a authForm secret together", http.MethodPost, "/auth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": authBasic(id, secret)}, authForm("client_secret", secret), 400, "invalid_request"},
-		{"token400 for Basic and another authForm client_id", http.MethodPost, "/auth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": authBasic(id, secret)}, authForm("client_id", "someone-else"), 400, "invalid_request"},
+		{"token400 for Basic and a authForm secret together", http.MethodPost, "/auth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": basicAuth(id, secret)}, authForm("client_secret", secret), 400, "invalid_request"},
+		{"token400 for Basic and another authForm client_id", http.MethodPost, "/auth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": basicAuth(id, secret)}, authForm("client_id", "someone-else"), 400, "invalid_request"},
 		{"token400 for a Basic header that is not base64", http.MethodPost, "/auth/token", map[string]string{"Authorization": "Basic !!!"}, "", 400, "invalid_request"},
 		{"token400 for a Basic header without colon", http.MethodPost, "/auth/token", map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(id))}, "", 400, "invalid_request"},
 		{"token400 on GET without Basic", http.MethodGet, "/auth/token?client_id=" + id, nil, "", 400, "invalid_request"},
-		{"token400 on GET with the secret in the query string", http.MethodGet, "/auth/token?client_secret=" + url.QueryEscape(secret), map[string]string{"Authorization": authBasic(id, secret)}, "", 400, "invalid_request"},
-		{"token400 on GET with an unsupported grant type", http.MethodGet, "/auth/token?grant_type=refresh_token", map[string]string{"Authorization": authBasic(id, secret)}, "", 400, "unsupported_grant_type"},
+		{"token400 on GET with the secret in the query string", http.MethodGet, "/auth/token?client_secret=" + url.QueryEscape(secret), map[string]string{"Authorization": basicAuth(id, secret)}, "", 400, "invalid_request"},
+		{"token400 on GET with an unsupported grant type", http.MethodGet, "/auth/token?grant_type=refresh_token", map[string]string{"Authorization": basicAuth(id, secret)}, "", 400, "unsupported_grant_type"},
 		{"token401 for a wrong secret", http.MethodPost, "/auth/token", authFormHeader, authForm("client_id", id, "client_secret", secret+"x"), 401, "invalid_client"},
 		{"token401 for an unknown client", http.MethodPost, "/auth/token", authFormHeader, authForm("client_id", "nobody", "client_secret", secret), 401, "invalid_client"},
-		{"token401 for a wrong secret in Basic", http.MethodPost, "/auth/token", map[string]string{"Authorization": authBasic(id, "wrong")}, "", 401, "invalid_client"},
+		{"token401 for a wrong secret in Basic", http.MethodPost, "/auth/token", map[string]string{"Authorization": basicAuth(id, "wrong")}, "", 401, "invalid_client"},
 		{"token401 for a Bearer header on the token endpoint", http.MethodPost, "/auth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": "Bearer abc"}, authForm("client_id", id, "client_secret", secret), 401, "invalid_client"},
 	}
 	var unauthorizedBodies []string
@@ -352,7 +333,7 @@ func TestCredentialRoutes(t *testing.T) {
 
 	var created application.NewCredential
 	t.Run("create201 shows the new secret once", func(t *testing.T) {
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 		r := s.do(http.MethodPost, "/auth/credentials", authBearer(tok), "")
 		if r.status != 201 || r.header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("%d %s %v", r.status, r.body, r.header)

@@ -13,7 +13,7 @@ import (
 // (or the failing transaction store),
 // so that New accepts a server built for the routes a test exercises.
 func completeDeps(d Deps) Deps {
-	txs, wds, accounts, ledger, clock := failingTransactions(false, false), unusedWithdrawals{}, unusedAccounts{}, unusedLedger{}, newFakeClock(fakeNow)
+	txs, wds, accounts, ledger, clock := failingTransactions(false, false), unusedWithdrawals{}, unusedAccounts{}, unusedLedger{}, NewFakeClock(fakeNow)
 	hasher, err := system.NewClientSecrets([]byte("unused-test-key-unused-test-key-"))
 	if err != nil {
 		panic(err)

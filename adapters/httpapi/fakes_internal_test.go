@@ -7,6 +7,7 @@ package httpapi
 // Stores are adapters/memory, with ports/porttest to make them fail.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -21,7 +22,7 @@ import (
 
 // Each fake is the port it stands for.
 var (
-	_ ports.Clock               = (*fakeClock)(nil)
+	_ ports.Clock               = (*FakeClock)(nil)
 	_ ports.PixEmitter          = fakeEmitter{}
 	_ ports.QRRenderer          = fakeRenderer{}
 	_ ports.IDGenerator         = fakeIDs{}
@@ -37,24 +38,48 @@ var errDriver = errors.New(`connection(db-0.internal:27017[-3]) incomplete read 
 // fakeNow is when the tests' clocks start unless they say otherwise.
 var fakeNow = time.Date(2026, 11, 22, 11, 19, 32, 0, time.UTC)
 
-// fakeClock is a clock that moves only when the test advances it.
-type fakeClock struct {
+// FakeClock is a clock that moves only when the test advances it. It and LogBuffer are
+// exported for the black-box tests (package httpapi_test, fakes_test.go and harness_test.go)
+// too; like every name in a _test.go file, they exist only in test builds.
+type FakeClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func newFakeClock(at time.Time) *fakeClock { return &fakeClock{now: at} }
+// NewFakeClock is a FakeClock stopped at at.
+func NewFakeClock(at time.Time) *FakeClock { return &FakeClock{now: at} }
 
-func (c *fakeClock) Now() time.Time {
+// Now is where the clock stands.
+func (c *FakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *fakeClock) advance(d time.Duration) {
+// Advance moves the clock by d.
+func (c *FakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// LogBuffer collects log output written from several goroutines (the server's).
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is everything written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // failingTransactions is a transaction store (adapters/memory) whose every call fails with

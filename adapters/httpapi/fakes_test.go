@@ -27,25 +27,11 @@ var (
 	_ httpapi.TokenGranter = failingGranter{}
 )
 
-// fakeClock is a clock that moves only when the test advances it.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// fakeClock is a clock that moves only when the test advances it: the internal tests' one
+// (httpapi.FakeClock, fakes_internal_test.go).
+type fakeClock = httpapi.FakeClock
 
-func newFakeClock(at time.Time) *fakeClock { return &fakeClock{now: at} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func newFakeClock(at time.Time) *fakeClock { return httpapi.NewFakeClock(at) }
 
 // fakeIDs makes random version 4 UUIDs, as the service does.
 type fakeIDs struct{}

@@ -135,8 +135,7 @@ func FuzzHTTPMediaType(f *testing.F) {
 // secret: a well-formed callback answers 200 (whatever each entry's outcome), anything else 413
 // or 422; never 5xx.
 func FuzzHTTPAcquirerCallback(f *testing.F) {
-	const secret = "acquirer-shared-secret-of-at-least-32-characters"
-	a, tok := fuzzAPI(f, apiSettings{AcquirerSecret: secret})
+	a, tok := fuzzAPI(f, apiSettings{AcquirerSecret: acquirerSecret})
 	// A charge the seeds pay, so that the fuzzer starts from a callback that applies.
 	rec := fuzzPost(a, "/transaction", "Bearer "+tok, []byte(`{"amount": 1000, "paymentMethod": "PIX", "pix": {}}`))
 	var created struct{ ID string }
@@ -148,7 +147,7 @@ func FuzzHTTPAcquirerCallback(f *testing.F) {
 		f.Fatal(err)
 	}
 	// horario must lie between the charge's creation and now plus 5 minutes: a minute from now.
-	horario := time.Now().Add(time.Minute).In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00")
+	horario := acquirerHorario(time.Now().Add(time.Minute))
 	entry := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
 		`"horario": "` + horario + `", "infoPagador": "pedido 123"}`
 	refund := `{"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": "` + txid + `", "valor": "10.00", ` +
@@ -164,7 +163,7 @@ func FuzzHTTPAcquirerCallback(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		rec := fuzzPost(a, "/acquirer/pix", "Bearer "+secret, body)
+		rec := fuzzPost(a, "/acquirer/pix", "Bearer "+acquirerSecret, body)
 		fuzzCheckAnswer(t, rec, body, http.StatusOK, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
 	})
 }

@@ -100,7 +100,7 @@ type apiSettings struct {
 type api struct {
 	t   *testing.T
 	srv *httptest.Server
-	log *syncBuffer
+	log *httpapi.LogBuffer
 
 	clock    ports.Clock
 	store    *memory.Store
@@ -138,7 +138,7 @@ func newAPI(t testing.TB, s ...apiSettings) *api {
 		set = s[0]
 	}
 	set.defaults()
-	logs := &syncBuffer{}
+	logs := &httpapi.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	// The listener comes first: payment page addresses name it.
 	srv := httptest.NewUnstartedServer(nil)
@@ -415,11 +415,19 @@ func (a *api) newAccount(scopes ...domain.Scope) application.CreatedAccount {
 	return created
 }
 
-// token issues a bearer token for an account's credential, valid for an hour.
+// token issues a bearer token for an account's credential with the account's scopes, valid
+// for an hour.
 func (a *api) token(c application.CreatedAccount) string {
 	a.t.Helper()
+	return a.tokenWithScopes(c, c.Account.Scopes()...)
+}
+
+// tokenWithScopes issues a bearer token for an account's credential carrying exactly scopes
+// (none: a token of no scope), valid for an hour.
+func (a *api) tokenWithScopes(c application.CreatedAccount, scopes ...domain.Scope) string {
+	a.t.Helper()
 	tok, err := a.issuer.Issue(context.Background(), domain.Principal{AccountID: c.Account.ID(),
-		ClientID: c.Credential.ClientID, Scopes: c.Account.Scopes()}, time.Hour)
+		ClientID: c.Credential.ClientID, Scopes: scopes}, time.Hour)
 	must(a.t, err)
 	return tok.Token
 }
@@ -474,24 +482,6 @@ func (a *api) do(method, path, token string, body any, headers ...string) respon
 	raw, err := io.ReadAll(res.Body)
 	must(a.t, err)
 	return response{status: res.StatusCode, header: res.Header, body: raw}
-}
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // validCPF and validCNPJ are documents with correct check digits.

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pixgate/pixgate/ports"
 )
@@ -75,14 +74,14 @@ func TestIdempotentCreation(t *testing.T) {
 			t.Parallel()
 			m := minimalTransaction()
 			m["idempotencyKey"] = "body-key-0001"
-			fields := txProblem(t, a.do("POST", "/transaction", tok, m, "Idempotency-Key", "header-key-9"), 422, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, m, "Idempotency-Key", "header-key-9"), 422, "validation_failed")
 			if !slices.Equal(fields, []string{"idempotencyKey invalid_format"}) {
 				t.Fatal(fields)
 			}
 		})
 		t.Run("422 for a header key of 7 characters", func(t *testing.T) {
 			t.Parallel()
-			fields := txProblem(t, a.do("POST", "/transaction", tok, minimalTransaction(), "Idempotency-Key", "1234567"), 422, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, minimalTransaction(), "Idempotency-Key", "1234567"), 422, "validation_failed")
 			if !slices.Equal(fields, []string{"Idempotency-Key too_short"}) {
 				t.Fatal(fields)
 			}
@@ -92,7 +91,7 @@ func TestIdempotentCreation(t *testing.T) {
 			a.do("POST", "/transaction", tok, withKey("reused-key-01"))
 			other := withKey("reused-key-01")
 			other["amount"] = 99
-			txProblem(t, a.do("POST", "/transaction", tok, other), 422, "idempotency_key_reused")
+			problem(t, a.do("POST", "/transaction", tok, other), 422, "idempotency_key_reused")
 		})
 		t.Run("201 not replayed for another account's key: keys belong to one account", func(t *testing.T) {
 			t.Parallel()
@@ -109,7 +108,7 @@ func TestIdempotentCreation(t *testing.T) {
 			t.Parallel()
 			bad := withKey("invalid-first-1")
 			bad["amount"] = 0
-			txProblem(t, a.do("POST", "/transaction", tok, bad), 422, "validation_failed")
+			problem(t, a.do("POST", "/transaction", tok, bad), 422, "validation_failed")
 			good := withKey("invalid-first-1")
 			good["amount"] = 777
 			r := a.do("POST", "/transaction", tok, good)
@@ -188,7 +187,7 @@ func TestConcurrentRequestsWithOneKeyCreateOneTransaction(t *testing.T) {
 func TestCreateTransaction429AfterTheBurst(t *testing.T) {
 	t.Parallel()
 	// A stopped clock: the bucket refills only when the test says.
-	a := newAPI(t, apiSettings{RateRPS: 1, RateBurst: 3, Clock: newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))})
+	a := newAPI(t, apiSettings{RateRPS: 1, RateBurst: 3, Clock: stoppedClock()})
 	_, tok := a.account()
 	_, otherTok := a.account()
 	for i := 0; i < 3; i++ {
@@ -198,7 +197,7 @@ func TestCreateTransaction429AfterTheBurst(t *testing.T) {
 		}
 	}
 	r := a.do("POST", "/transaction", tok, minimalTransaction())
-	txProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	problem(t, r, http.StatusTooManyRequests, "rate_limited")
 	if r.header.Get("Retry-After") != "1" || r.header.Get("RateLimit-Remaining") != "0" {
 		t.Fatalf("Retry-After %q, remaining %q", r.header.Get("Retry-After"), r.header.Get("RateLimit-Remaining"))
 	}

@@ -23,34 +23,6 @@ var (
 	lcRefundE2E  = regexp.MustCompile(`^D99999999\d{12}[A-Za-z0-9]{11}$`)
 )
 
-// lcClock is a stopped clock for a test that moves time itself.
-func lcClock() *fakeClock { return newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)) }
-
-// lcCreate creates a charge of 10.00 with a webhook and returns its id.
-func (a *api) lcCreate(tok string) string {
-	a.t.Helper()
-	body := minimalTransaction()
-	body["webhookUrl"] = "https://merchant.example.com/hooks"
-	r := a.do("POST", "/transaction", tok, body)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("creating: %d %s", r.status, r.body)
-	}
-	return r.json(a.t)["id"].(string)
-}
-
-// lcFund pays a charge of 1000.00 for the account, so that refunds find an available balance
-// to hold (a refund of a charge's whole amount needs more than the charge left after its fee).
-func (a *api) lcFund(tok string) {
-	a.t.Helper()
-	body := minimalTransaction()
-	body["amount"] = 100_000
-	r := a.do("POST", "/transaction", tok, body)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("creating: %d %s", r.status, r.body)
-	}
-	a.lcStep(tok, r.json(a.t)["id"].(string), "pay", http.StatusOK)
-}
-
 // lcStep posts a sandbox (or refund) route of a transaction and wants status.
 func (a *api) lcStep(tok, id, route string, want int) response {
 	a.t.Helper()
@@ -63,58 +35,6 @@ func (a *api) lcStep(tok, id, route string, want int) response {
 		a.t.Fatalf("POST %s: %d, want %d\n%s", path, r.status, want, r.body)
 	}
 	return r
-}
-
-// lcGet is GET /transaction/{id}, which must answer 200.
-func (a *api) lcGet(tok, id string) response {
-	a.t.Helper()
-	r := a.do("GET", "/transaction/"+id, tok, nil)
-	if r.status != http.StatusOK {
-		a.t.Fatalf("GET: %d %s", r.status, r.body)
-	}
-	return r
-}
-
-// lcHistory checks the statusHistory of a transaction body: its statuses are want, each
-// duration is the next entry's date minus its own, the last is null, updatedAt is the last
-// date. It returns the durations in milliseconds.
-func lcHistory(t *testing.T, got map[string]any, want ...string) []int64 {
-	t.Helper()
-	const layout = "2006-01-02T15:04:05.000Z"
-	entries := got["statusHistory"].([]any)
-	var statuses []string
-	var dates []time.Time
-	for _, raw := range entries {
-		e := raw.(map[string]any)
-		statuses = append(statuses, e["status"].(string))
-		d, err := time.Parse(layout, e["date"].(string))
-		if err != nil {
-			t.Fatalf("history date %v: %v", e["date"], err)
-		}
-		dates = append(dates, d)
-	}
-	if !slices.Equal(statuses, want) {
-		t.Fatalf("statusHistory %v, want %v", statuses, want)
-	}
-	var durations []int64
-	for i, raw := range entries {
-		d := raw.(map[string]any)["durationInMilliseconds"]
-		if i == len(entries)-1 {
-			if d != nil {
-				t.Fatalf("the current status has duration %v, want null", d)
-			}
-			break
-		}
-		ms, ok := d.(float64)
-		if want := dates[i+1].Sub(dates[i]).Milliseconds(); !ok || int64(ms) != want || ms < 0 {
-			t.Fatalf("%s lasted %v ms, want %d (next date minus its own)", statuses[i], d, want)
-		}
-		durations = append(durations, int64(ms))
-	}
-	if got["updatedAt"] != entries[len(entries)-1].(map[string]any)["date"] || got["status"] != want[len(want)-1] {
-		t.Fatalf("status %v updatedAt %v do not match the last history entry", got["status"], got["updatedAt"])
-	}
-	return durations
 }
 
 // lcDeliveries lists the stored events of a transaction, of type typ ("" for all).
@@ -145,7 +65,9 @@ func newLCWalker(t *testing.T, s apiSettings) lcWalker {
 	s.SettleNow = true
 	a := newAPI(t, s)
 	_, tok := a.account()
-	a.lcFund(tok)
+	// 1000.00 paid, so that refunds find an available balance to hold (a refund of a charge's
+	// whole amount needs more than the charge left after its fee).
+	a.paidCharge(t, tok, 100_000)
 	return lcWalker{a: a, tok: tok}
 }
 
@@ -153,7 +75,7 @@ func newLCWalker(t *testing.T, s apiSettings) lcWalker {
 func (w lcWalker) step(t *testing.T, id, route string, want int) map[string]any {
 	t.Helper()
 	r := w.a.lcStep(w.tok, id, route, want)
-	if g := w.a.lcGet(w.tok, id); !bytes.Equal(r.body, g.body) {
+	if g := w.a.getTransaction(t, w.tok, id); !bytes.Equal(r.body, g.body) {
 		t.Fatalf("the %s answer differs from the GET after it:\n%s\n%s", route, r.body, g.body)
 	}
 	return r.json(t)
@@ -165,7 +87,7 @@ func (w lcWalker) settle(t *testing.T, id string) map[string]any {
 	if n := w.a.settle(); n < 1 {
 		t.Fatalf("the settle job moved %d transactions, want at least this one", n)
 	}
-	return w.a.lcGet(w.tok, id).json(t)
+	return w.a.getTransaction(t, w.tok, id).json(t)
 }
 
 func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
@@ -173,10 +95,10 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("PAID: the payment sets every field docs/API.md, States and transitions lists", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		before := time.Now().UTC().Truncate(time.Millisecond)
 		got := w.step(t, id, "pay", http.StatusOK)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID")
 		paid, err := time.Parse(time.RFC3339, got["paymentDate"].(string))
 		if err != nil || paid.Before(before) || paid.After(time.Now()) {
 			t.Errorf("paymentDate = %v", got["paymentDate"])
@@ -213,14 +135,14 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("REFUNDED: a refund settles by itself", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		r := w.a.lcStep(w.tok, id, "refund", http.StatusAccepted)
 		if r.json(t)["status"] != "PROCESSING_REFUND" {
 			t.Fatalf("refund answered %s", r.body)
 		}
 		got := w.settle(t, id)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
 		if e2e, _ := got["endToEndRefund"].(string); !lcRefundE2E.MatchString(e2e) {
 			t.Errorf("endToEndRefund %q is not D + ISPB + yyyyMMddHHmm + 11 alphanumerics", e2e)
 		}
@@ -236,11 +158,11 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("PAID again: a refund that fails goes back to PAID with an errorMessage", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		w.a.lcStep(w.tok, id, "refund", http.StatusAccepted)
 		got := w.step(t, id, "refund/fail", http.StatusOK)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
 		if msg, _ := got["errorMessage"].(string); msg == "" {
 			t.Error("errorMessage is empty")
 		}
@@ -260,15 +182,15 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("BLOCKED then PAID: a rejected dispute releases the funds", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		blocked := w.step(t, id, "med/open", http.StatusOK)
-		lcHistory(t, blocked, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED")
+		statusHistory(t, blocked, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED")
 		if blocked["infractionDate"] != blocked["updatedAt"] {
 			t.Errorf("infractionDate %v is not the time the dispute opened (%v)", blocked["infractionDate"], blocked["updatedAt"])
 		}
 		got := w.step(t, id, "med/reject", http.StatusOK)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PAID")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PAID")
 		if got["infractionDate"] != blocked["infractionDate"] {
 			t.Errorf("infractionDate changed to %v", got["infractionDate"])
 		}
@@ -277,13 +199,13 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 	t.Run("INFRACTION: an accepted dispute settles by itself", func(t *testing.T) {
 		t.Parallel()
 		w := newLCWalker(t, apiSettings{})
-		id := w.a.lcCreate(w.tok)
+		id := w.a.webhookCharge(t, w.tok)
 		w.step(t, id, "pay", http.StatusOK)
 		w.step(t, id, "med/open", http.StatusOK)
 		accepted := w.step(t, id, "med/accept", http.StatusOK)
-		lcHistory(t, accepted, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION")
+		statusHistory(t, accepted, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION")
 		got := w.settle(t, id)
-		lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION", "INFRACTION")
+		statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "BLOCKED", "PROCESSING_INFRACTION", "INFRACTION")
 		if e2e, _ := got["endToEndRefund"].(string); !lcRefundE2E.MatchString(e2e) {
 			t.Errorf("endToEndRefund = %q", e2e)
 		}
@@ -291,21 +213,21 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 
 	t.Run("FAILED: an unpaid charge expires", func(t *testing.T) {
 		t.Parallel()
-		clock := lcClock()
+		clock := stoppedClock()
 		w := newLCWalker(t, apiSettings{Clock: clock})
 		body := minimalTransaction()
 		body["pix"] = map[string]any{"expirationSeconds": 60}
 		id := w.a.do("POST", "/transaction", w.tok, body).json(t)["id"].(string)
-		clock.advance(59 * time.Second)
+		clock.Advance(59 * time.Second)
 		if n := w.a.expire(); n != 0 {
 			t.Fatalf("expired %d transactions before their time", n)
 		}
-		clock.advance(2 * time.Second)
+		clock.Advance(2 * time.Second)
 		if n := w.a.expire(); n != 1 {
 			t.Fatalf("expired %d transactions, want 1", n)
 		}
-		got := w.a.lcGet(w.tok, id).json(t)
-		durations := lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "FAILED")
+		got := w.a.getTransaction(t, w.tok, id).json(t)
+		durations := statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "FAILED")
 		if durations[1] < 60_000 {
 			t.Errorf("PIX_QRCODE_GENERATED lasted %d ms, want at least the 60 s of its QR code", durations[1])
 		}
@@ -318,26 +240,28 @@ func TestSandboxWalksEveryPathOfTheStateTable(t *testing.T) {
 
 func TestSandboxRefundSettlesByItselfAfterTheDelay(t *testing.T) {
 	t.Parallel()
-	clock := lcClock()
+	clock := stoppedClock()
 	a := newAPI(t, apiSettings{Settle: time.Second, Clock: clock})
 	_, tok := a.account()
-	a.lcFund(tok)
-	id := a.lcCreate(tok)
+	// 1000.00 paid, so that refunds find an available balance to hold (a refund of a charge's
+	// whole amount needs more than the charge left after its fee).
+	a.paidCharge(t, tok, 100_000)
+	id := a.webhookCharge(t, tok)
 	a.lcStep(tok, id, "pay", http.StatusOK)
 	a.lcStep(tok, id, "refund", http.StatusAccepted)
 	if n := a.settle(); n != 0 {
 		t.Fatalf("the refund settled at once (%d), before its delay", n)
 	}
-	clock.advance(999 * time.Millisecond)
+	clock.Advance(999 * time.Millisecond)
 	if n := a.settle(); n != 0 {
 		t.Fatalf("the refund settled (%d) 1 ms before its delay", n)
 	}
-	clock.advance(time.Millisecond)
+	clock.Advance(time.Millisecond)
 	if n := a.settle(); n != 1 {
 		t.Fatalf("the settle job moved %d transactions once the delay passed, want 1", n)
 	}
-	got := a.lcGet(tok, id).json(t)
-	durations := lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
+	got := a.getTransaction(t, tok, id).json(t)
+	durations := statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "REFUNDED")
 	if durations[3] < 1000 {
 		t.Fatalf("PROCESSING_REFUND lasted %d ms, want at least the settle delay", durations[3])
 	}
@@ -377,16 +301,16 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 	for _, status := range statuses {
 		t.Run("from "+status, func(t *testing.T) {
 			t.Parallel()
-			clock := lcClock()
+			clock := stoppedClock()
 			w := newLCWalker(t, apiSettings{Clock: clock})
 			a, tok := w.a, w.tok
-			id := a.lcCreate(tok)
+			id := a.webhookCharge(t, tok)
 			for _, s := range reach[status] {
 				switch s {
 				case "settle":
 					a.settle()
 				case "expire":
-					clock.advance(31 * time.Minute) // past the charge's 30 minutes, within its token's hour
+					clock.Advance(31 * time.Minute) // past the charge's 30 minutes, within its token's hour
 					a.expire()
 				case "refund":
 					a.lcStep(tok, id, s, http.StatusAccepted)
@@ -394,7 +318,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 					a.lcStep(tok, id, s, http.StatusOK)
 				}
 			}
-			before := a.lcGet(tok, id)
+			before := a.getTransaction(t, tok, id)
 			if got := before.json(t)["status"]; got != status {
 				t.Fatalf("reached %v, want %s", got, status)
 			}
@@ -406,11 +330,11 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 					t.Run(route+" answers 409", func(t *testing.T) {
 						t.Parallel()
 						r := a.lcStep(tok, id, route, http.StatusConflict)
-						txProblem(t, r, http.StatusConflict, "invalid_transition")
+						problem(t, r, http.StatusConflict, "invalid_transition")
 						if d, _ := r.json(t)["detail"].(string); !strings.Contains(d, status) {
 							t.Errorf("detail %q does not name the current status", d)
 						}
-						if after := a.lcGet(tok, id); !bytes.Equal(after.body, before.body) {
+						if after := a.getTransaction(t, tok, id); !bytes.Equal(after.body, before.body) {
 							t.Fatalf("the refused step changed the transaction:\n%s\n%s", before.body, after.body)
 						}
 					})
@@ -429,37 +353,32 @@ func TestSandboxTransactionRoutesAnswer404422403And401(t *testing.T) {
 	_, tok := a.account()
 	_, otherTok := a.account()
 	_, readOnly := a.account(domain.ScopeTransactionRead)
-	id := a.lcCreate(tok)
+	id := a.webhookCharge(t, tok)
 	t.Run("every route", func(t *testing.T) {
 		for _, route := range []string{"pay", "med/open", "med/accept", "med/reject", "refund/fail"} {
 			t.Run(route, func(t *testing.T) {
 				t.Parallel()
 				path := func(id string) string { return "/sandbox/transaction/" + id + "/" + route }
-				txProblem(t, a.do("POST", path(txUnknownID), tok, nil), http.StatusNotFound, "not_found")
+				problem(t, a.do("POST", path(unknownID), tok, nil), http.StatusNotFound, "not_found")
 				theirs := a.do("POST", path(id), otherTok, nil)
-				txProblem(t, theirs, http.StatusNotFound, "not_found")
-				missing := a.do("POST", path(txUnknownID), otherTok, nil)
-				x, y := theirs.json(t), missing.json(t)
-				for _, m := range []map[string]any{x, y} {
-					delete(m, "requestId")
-					delete(m, "instance")
+				problem(t, theirs, http.StatusNotFound, "not_found")
+				missing := a.do("POST", path(unknownID), otherTok, nil)
+				if x, y := problemBody(t, theirs), problemBody(t, missing); x != y {
+					t.Fatalf("another account's id answers differently from an unknown one:\n%s\n%s", x, y)
 				}
-				if fmt.Sprint(x) != fmt.Sprint(y) {
-					t.Fatalf("another account's id answers differently from an unknown one:\n%v\n%v", x, y)
-				}
-				if fields := txProblem(t, a.do("POST", path("not-a-uuid"), tok, nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
+				if fields := problem(t, a.do("POST", path("not-a-uuid"), tok, nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
 					t.Fatal(fields)
 				}
-				txProblem(t, a.do("POST", path(id), readOnly, nil), http.StatusForbidden, "insufficient_scope")
-				txProblem(t, a.do("POST", path(id), "", nil), http.StatusUnauthorized, "unauthorized")
-				if fields := txProblem(t, a.do("POST", path(id), tok, `{"reason": "x"}`), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"reason unknown_field"}) {
+				problem(t, a.do("POST", path(id), readOnly, nil), http.StatusForbidden, "insufficient_scope")
+				problem(t, a.do("POST", path(id), "", nil), http.StatusUnauthorized, "unauthorized")
+				if fields := problem(t, a.do("POST", path(id), tok, `{"reason": "x"}`), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"reason unknown_field"}) {
 					t.Fatal(fields)
 				}
-				txProblem(t, a.do("POST", path(id), tok, `[1]`), http.StatusUnprocessableEntity, "malformed_json")
+				problem(t, a.do("POST", path(id), tok, `[1]`), http.StatusUnprocessableEntity, "malformed_json")
 			})
 		}
 	})
-	if got := a.lcGet(tok, id).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+	if got := a.getTransaction(t, tok, id).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 		t.Fatalf("the refused requests moved the transaction to %v", got)
 	}
 }
@@ -468,11 +387,11 @@ func TestSandboxTransactionRoutesAnswer404OutsideTheSandbox(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t, apiSettings{NoSandbox: true})
 	_, tok := a.account()
-	id := a.lcCreate(tok)
+	id := a.webhookCharge(t, tok)
 	for _, route := range []string{"pay", "med/open", "med/accept", "med/reject", "refund/fail"} {
 		t.Run(route, func(t *testing.T) {
 			t.Parallel()
-			txProblem(t, a.do("POST", "/sandbox/transaction/"+id+"/"+route, tok, nil), http.StatusNotFound, "not_found")
+			problem(t, a.do("POST", "/sandbox/transaction/"+id+"/"+route, tok, nil), http.StatusNotFound, "not_found")
 		})
 	}
 }
@@ -490,7 +409,7 @@ func TestSandboxPayWithAPayer(t *testing.T) {
 	a := newAPI(t)
 	_, tok := a.account()
 	pay := func(body any) response {
-		return a.do("POST", "/sandbox/transaction/"+a.lcCreate(tok)+"/pay", tok, body)
+		return a.do("POST", "/sandbox/transaction/"+a.webhookCharge(t, tok)+"/pay", tok, body)
 	}
 	t.Run("200 recording a valid payer, shown masked", func(t *testing.T) {
 		t.Parallel()
@@ -542,7 +461,7 @@ func TestSandboxPayWithAPayer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" answers 422", func(t *testing.T) {
 			t.Parallel()
-			fields := txProblem(t, pay(c.body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, pay(c.body), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, c.want) {
 				t.Fatalf("errors = %v, want %v", fields, c.want)
 			}
@@ -550,6 +469,6 @@ func TestSandboxPayWithAPayer(t *testing.T) {
 	}
 	t.Run("a body that is not JSON answers 422 malformed_json", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, pay(`{"payer": `), http.StatusUnprocessableEntity, "malformed_json")
+		problem(t, pay(`{"payer": `), http.StatusUnprocessableEntity, "malformed_json")
 	})
 }

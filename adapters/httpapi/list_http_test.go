@@ -30,7 +30,7 @@ func (a *api) lsIDs(t *testing.T, token, query string) ([]string, map[string]any
 
 func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))
+	clock := stoppedClock()
 	a := newAPI(t, apiSettings{Clock: clock})
 	_, tok := a.account()
 	_, otherTok := a.account()
@@ -52,7 +52,7 @@ func TestListTransactionsFiltersPagingAndOrder(t *testing.T) {
 			t.Fatalf("create: %d %s", r.status, r.body)
 		}
 		ids = append(ids, r.json(t)["id"].(string))
-		clock.advance(2 * time.Millisecond) // distinct createdAt, at millisecond precision
+		clock.Advance(2 * time.Millisecond) // distinct createdAt, at millisecond precision
 	}
 	// Another account's transaction never shows.
 	a.do("POST", "/transaction", otherTok, minimalTransaction())
@@ -160,7 +160,7 @@ func TestListTransactions422(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 "+c.want, func(t *testing.T) {
 			t.Parallel()
-			fields := txProblem(t, a.do("GET", "/transaction?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("GET", "/transaction?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, []string{c.want}) {
 				t.Fatalf("errors = %v, want [%s]", fields, c.want)
 			}
@@ -168,7 +168,7 @@ func TestListTransactions422(t *testing.T) {
 	}
 	t.Run("several broken parameters are reported together", func(t *testing.T) {
 		t.Parallel()
-		fields := txProblem(t, a.do("GET", "/transaction?page=0&perPage=500&status=NOPE&foo=1", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.do("GET", "/transaction?page=0&perPage=500&status=NOPE&foo=1", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 		want := []string{"foo unknown_field", "page out_of_range", "perPage out_of_range", "status invalid_enum"}
 		if !slices.Equal(fields, want) {
 			t.Fatalf("errors = %v, want %v", fields, want)

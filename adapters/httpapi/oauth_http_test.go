@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,22 +35,12 @@ var tkTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 // time.
 func tkClock() *fakeClock { return newFakeClock(time.Now().UTC().Truncate(time.Second)) }
 
-// tkForm posts form to a token endpoint.
-func (a *api) tkForm(path string, form url.Values, headers ...string) response {
-	a.t.Helper()
-	return a.do("POST", path, "", form.Encode(), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, headers...)...)
-}
-
 func tkCreds(c application.NewCredential, more ...string) url.Values {
 	v := url.Values{"client_id": {c.ClientID}, "client_secret": {c.Secret}}
 	for i := 0; i+1 < len(more); i += 2 {
 		v.Set(more[i], more[i+1])
 	}
 	return v
-}
-
-func tkBasic(c application.NewCredential) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(c.ClientID)+":"+url.QueryEscape(c.Secret)))
 }
 
 // tkTokenError checks an RFC 6749 error answer.
@@ -85,11 +74,11 @@ func TestAccountAdminGuardsCredentialsAndTheWebhookSecret(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	acc := a.newAccount()
-	reporting, scope := tkAccessToken(t, a.tkForm("/auth/token", tkCreds(acc.Credential, "scope", "transaction:read balance:read")))
+	reporting, scope := tkAccessToken(t, a.postForm("/auth/token", tkCreds(acc.Credential, "scope", "transaction:read balance:read")))
 	if scope != "transaction:read,balance:read" {
 		t.Fatalf("scope = %q", scope)
 	}
-	admin, _ := tkAccessToken(t, a.tkForm("/auth/token", tkCreds(acc.Credential, "scope", "account:admin")))
+	admin, _ := tkAccessToken(t, a.postForm("/auth/token", tkCreds(acc.Credential, "scope", "account:admin")))
 
 	routes := []struct{ method, path string }{
 		{"POST", "/auth/credentials"}, {"GET", "/auth/credentials"},
@@ -102,7 +91,7 @@ func TestAccountAdminGuardsCredentialsAndTheWebhookSecret(t *testing.T) {
 			t.Run(rt.method+" "+rt.path+" answers 403 insufficient_scope to a reporting token", func(t *testing.T) {
 				t.Parallel()
 				r := a.do(rt.method, rt.path, reporting, nil)
-				secProblem(t, r, http.StatusForbidden, "insufficient_scope")
+				problem(t, r, http.StatusForbidden, "insufficient_scope")
 				if got := r.header.Get("WWW-Authenticate"); got != `Bearer error="insufficient_scope", scope="account:admin"` {
 					t.Fatalf("WWW-Authenticate = %q", got)
 				}
@@ -129,7 +118,7 @@ func TestAccountAdminGuardsCredentialsAndTheWebhookSecret(t *testing.T) {
 		if r := a.do("POST", "/auth/credentials", admin, nil); r.status != http.StatusCreated {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
-		secProblem(t, a.do("GET", "/balance", admin, nil), http.StatusForbidden, "insufficient_scope")
+		problem(t, a.do("GET", "/balance", admin, nil), http.StatusForbidden, "insufficient_scope")
 	})
 }
 
@@ -176,7 +165,7 @@ func TestCredentialListShowsNewestFirstWithLastUseAndNoSecret(t *testing.T) {
 	}
 
 	before := clock.Now().Add(-time.Second)
-	tok, _ := tkAccessToken(t, a.tkForm("/auth/token", tkCreds(first)))
+	tok, _ := tkAccessToken(t, a.postForm("/auth/token", tkCreds(first)))
 	got := list(t, tok)
 	if len(got) != 1 || got[0].ClientID != first.ClientID || !tkTimestamp.MatchString(got[0].CreatedAt) ||
 		got[0].LastUsedAt == nil || !tkTimestamp.MatchString(*got[0].LastUsedAt) || got[0].RevokedAt != nil {
@@ -188,9 +177,9 @@ func TestCredentialListShowsNewestFirstWithLastUseAndNoSecret(t *testing.T) {
 	}
 
 	t.Run("more tokens within the minute record nothing new", func(t *testing.T) {
-		clock.advance(1100 * time.Millisecond) // past the second the first use was recorded in
+		clock.Advance(1100 * time.Millisecond) // past the second the first use was recorded in
 		for range 3 {
-			tkAccessToken(t, a.tkForm("/auth/token", tkCreds(first)))
+			tkAccessToken(t, a.postForm("/auth/token", tkCreds(first)))
 		}
 		if again := list(t, tok); *again[0].LastUsedAt != *got[0].LastUsedAt {
 			t.Fatalf("lastUsedAt moved from %s to %s within the minute", *got[0].LastUsedAt, *again[0].LastUsedAt)
@@ -202,7 +191,7 @@ func TestCredentialListShowsNewestFirstWithLastUseAndNoSecret(t *testing.T) {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
 	second := application.NewCredential{ClientID: r.json(t)["client_id"].(string), Secret: r.json(t)["client_secret"].(string)}
-	secondTok, _ := tkAccessToken(t, a.tkForm("/auth/token", tkCreds(second)))
+	secondTok, _ := tkAccessToken(t, a.postForm("/auth/token", tkCreds(second)))
 	if r := a.do("DELETE", "/auth/credentials/"+first.ClientID, secondTok, nil); r.status != http.StatusNoContent {
 		t.Fatalf("revoke: %d %s", r.status, r.body)
 	}
@@ -233,14 +222,14 @@ func TestAnAccountHoldsAtMostTenActiveCredentials(t *testing.T) {
 			}
 			made = append(made, r.json(t)["client_id"].(string))
 		}
-		secProblem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
+		problem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
 		if r := a.do("DELETE", "/auth/credentials/"+made[0], tok, nil); r.status != http.StatusNoContent {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
 		if r := a.do("POST", "/auth/credentials", tok, nil); r.status != http.StatusCreated {
 			t.Fatalf("after a revocation: %d %s", r.status, r.body)
 		}
-		secProblem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
+		problem(t, a.do("POST", "/auth/credentials", tok, nil), http.StatusUnprocessableEntity, "limit_exceeded")
 	})
 
 	t.Run("thirty concurrent creations leave exactly ten active", func(t *testing.T) {
@@ -287,7 +276,7 @@ func TestTokenRequestsNameTheirScopes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			tok, scope := tkAccessToken(t, a.tkForm(c.path, tkCreds(acc.Credential, "scope", c.scope)))
+			tok, scope := tkAccessToken(t, a.postForm(c.path, tkCreds(acc.Credential, "scope", c.scope)))
 			if scope != c.want {
 				t.Fatalf("scope = %q, want %q", scope, c.want)
 			}
@@ -299,18 +288,18 @@ func TestTokenRequestsNameTheirScopes(t *testing.T) {
 	}
 	t.Run("GET /auth/token takes scope in the query", func(t *testing.T) {
 		t.Parallel()
-		tok, scope := tkAccessToken(t, a.do("GET", "/auth/token?scope=balance:read", "", nil, "Authorization", tkBasic(acc.Credential)))
+		tok, scope := tkAccessToken(t, a.do("GET", "/auth/token?scope=balance:read", "", nil, "Authorization", basicAuth(acc.Credential.ClientID, acc.Credential.Secret)))
 		if scope != "balance:read" {
 			t.Fatalf("scope = %q", scope)
 		}
-		secProblem(t, a.do("GET", "/transaction", tok, nil), http.StatusForbidden, "insufficient_scope")
+		problem(t, a.do("GET", "/transaction", tok, nil), http.StatusForbidden, "insufficient_scope")
 		if r := a.do("GET", "/balance", tok, nil); r.status != http.StatusOK {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
 	t.Run("without scope the token carries every scope of the account", func(t *testing.T) {
 		t.Parallel()
-		if _, scope := tkAccessToken(t, a.tkForm("/oauth/token", tkCreds(narrow.Credential))); scope != "transaction:read" {
+		if _, scope := tkAccessToken(t, a.postForm("/oauth/token", tkCreds(narrow.Credential))); scope != "transaction:read" {
 			t.Fatalf("scope = %q", scope)
 		}
 	})
@@ -330,7 +319,7 @@ func TestTokenRequestsNameTheirScopes(t *testing.T) {
 		for _, path := range []string{"/auth/token", "/oauth/token"} {
 			t.Run(path+": "+c.name, func(t *testing.T) {
 				t.Parallel()
-				tkTokenError(t, a.tkForm(path, c.form), c.state, c.code)
+				tkTokenError(t, a.postForm(path, c.form), c.state, c.code)
 			})
 		}
 	}
@@ -342,8 +331,8 @@ func TestOAuthTokenEndpointAnswersAsRFC6749Says(t *testing.T) {
 	acc := a.newAccount(domain.ScopeTransactionRead, domain.ScopeBalanceRead)
 
 	for name, r := range map[string]response{
-		"form":  a.tkForm("/oauth/token", tkCreds(acc.Credential, "grant_type", "client_credentials")),
-		"basic": a.tkForm("/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "Authorization", tkBasic(acc.Credential)),
+		"form":  a.postForm("/oauth/token", tkCreds(acc.Credential, "grant_type", "client_credentials")),
+		"basic": a.postForm("/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "Authorization", basicAuth(acc.Credential.ClientID, acc.Credential.Secret)),
 	} {
 		t.Run("client_secret_"+name+" gets a lifetime in expires_in and a space-separated scope", func(t *testing.T) {
 			t.Parallel()
@@ -370,24 +359,24 @@ func TestOAuthTokenEndpointAnswersAsRFC6749Says(t *testing.T) {
 	}
 	t.Run("/auth/token keeps the Unix time of docs/API.md, Token endpoints", func(t *testing.T) {
 		t.Parallel()
-		m := a.tkForm("/auth/token", tkCreds(acc.Credential)).json(t)
+		m := a.postForm("/auth/token", tkCreds(acc.Credential)).json(t)
 		if exp := m["expires_in"].(float64); exp < float64(time.Now().Unix()) || m["expires_in_sec"] != float64(900) {
 			t.Fatalf("body %v", m)
 		}
 	})
 	t.Run("the same refusals as /auth/token", func(t *testing.T) {
 		t.Parallel()
-		r := a.tkForm("/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "Authorization",
-			tkBasic(application.NewCredential{ClientID: acc.Credential.ClientID, Secret: "wrong"}))
+		r := a.postForm("/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "Authorization",
+			basicAuth(acc.Credential.ClientID, "wrong"))
 		tkTokenError(t, r, http.StatusUnauthorized, "invalid_client")
 		if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Basic") {
 			t.Fatalf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 		}
-		tkTokenError(t, a.tkForm("/oauth/token", tkCreds(acc.Credential, "grant_type", "password")), http.StatusBadRequest, "unsupported_grant_type")
-		tkTokenError(t, a.tkForm("/oauth/token", url.Values{"client_secret": {"x"}}), http.StatusBadRequest, "invalid_request")
+		tkTokenError(t, a.postForm("/oauth/token", tkCreds(acc.Credential, "grant_type", "password")), http.StatusBadRequest, "unsupported_grant_type")
+		tkTokenError(t, a.postForm("/oauth/token", url.Values{"client_secret": {"x"}}), http.StatusBadRequest, "invalid_request")
 		tkTokenError(t, a.do("POST", "/oauth/token?client_secret=x", "", tkCreds(acc.Credential).Encode(), "Content-Type", "application/x-www-form-urlencoded"), http.StatusBadRequest, "invalid_request")
 		// POST only, as RFC 6749 section 3.2 says.
-		if r := a.do("GET", "/oauth/token", "", nil, "Authorization", tkBasic(acc.Credential)); r.status == http.StatusOK {
+		if r := a.do("GET", "/oauth/token", "", nil, "Authorization", basicAuth(acc.Credential.ClientID, acc.Credential.Secret)); r.status == http.StatusOK {
 			t.Fatalf("GET /oauth/token issued a token: %s", r.body)
 		}
 	})
@@ -543,36 +532,36 @@ func TestTokenRequestsAreLimited(t *testing.T) {
 		t.Parallel()
 		a := newAPI(t, apiSettings{Clock: tkClock(), TokenRPS: 0.5, TokenBurst: 2})
 		busy, calm := a.newAccount(), a.newAccount()
-		tkAccessToken(t, a.tkForm("/auth/token", tkCreds(busy.Credential)))
-		tkAccessToken(t, a.tkForm("/oauth/token", tkCreds(busy.Credential)))
+		tkAccessToken(t, a.postForm("/auth/token", tkCreds(busy.Credential)))
+		tkAccessToken(t, a.postForm("/oauth/token", tkCreds(busy.Credential)))
 		for _, path := range []string{"/auth/token", "/oauth/token"} {
-			r := a.tkForm(path, tkCreds(busy.Credential))
+			r := a.postForm(path, tkCreds(busy.Credential))
 			tkTokenError(t, r, http.StatusTooManyRequests, "slow_down")
 			if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > 2 {
 				t.Fatalf("Retry-After = %q, want 1 or 2 s (one token every 2 s)", r.header.Get("Retry-After"))
 			}
 		}
-		tkTokenError(t, a.do("GET", "/auth/token", "", nil, "Authorization", tkBasic(busy.Credential)), http.StatusTooManyRequests, "slow_down")
-		tkAccessToken(t, a.tkForm("/auth/token", tkCreds(calm.Credential)))
+		tkTokenError(t, a.do("GET", "/auth/token", "", nil, "Authorization", basicAuth(busy.Credential.ClientID, busy.Credential.Secret)), http.StatusTooManyRequests, "slow_down")
+		tkAccessToken(t, a.postForm("/auth/token", tkCreds(calm.Credential)))
 	})
 	t.Run("per address: failures spend the budget, successes do not", func(t *testing.T) {
 		t.Parallel()
 		a := newAPI(t, apiSettings{Clock: tkClock(), TokenFailures: 3})
 		acc := a.newAccount()
 		for range 10 {
-			tkAccessToken(t, a.tkForm("/auth/token", tkCreds(acc.Credential)))
+			tkAccessToken(t, a.postForm("/auth/token", tkCreds(acc.Credential)))
 		}
-		tkTokenError(t, a.tkForm("/auth/token", url.Values{"client_id": {acc.Credential.ClientID}, "client_secret": {"guess-1"}}), http.StatusUnauthorized, "invalid_client")
-		tkTokenError(t, a.tkForm("/oauth/token", url.Values{"client_id": {"nobody"}, "client_secret": {"guess-2"}}), http.StatusUnauthorized, "invalid_client")
-		tkTokenError(t, a.tkForm("/auth/token", tkCreds(acc.Credential, "scope", "root")), http.StatusBadRequest, "invalid_scope")
+		tkTokenError(t, a.postForm("/auth/token", url.Values{"client_id": {acc.Credential.ClientID}, "client_secret": {"guess-1"}}), http.StatusUnauthorized, "invalid_client")
+		tkTokenError(t, a.postForm("/oauth/token", url.Values{"client_id": {"nobody"}, "client_secret": {"guess-2"}}), http.StatusUnauthorized, "invalid_client")
+		tkTokenError(t, a.postForm("/auth/token", tkCreds(acc.Credential, "scope", "root")), http.StatusBadRequest, "invalid_scope")
 		// The budget is spent: even the right secret waits, since a guess cannot be told apart
 		// before the secret is checked.
-		r := a.tkForm("/auth/token", tkCreds(acc.Credential))
+		r := a.postForm("/auth/token", tkCreds(acc.Credential))
 		tkTokenError(t, r, http.StatusTooManyRequests, "slow_down")
 		if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > 20 {
 			t.Fatalf("Retry-After = %q, want at most 20 s (3 failures a minute)", r.header.Get("Retry-After"))
 		}
-		tkTokenError(t, a.tkForm("/oauth/token", url.Values{"client_id": {"nobody"}, "client_secret": {"guess-3"}}), http.StatusTooManyRequests, "slow_down")
+		tkTokenError(t, a.postForm("/oauth/token", url.Values{"client_id": {"nobody"}, "client_secret": {"guess-3"}}), http.StatusTooManyRequests, "slow_down")
 		if r := a.do("GET", "/.well-known/oauth-authorization-server", "", nil); r.status != http.StatusOK {
 			t.Fatalf("the metadata is not a token request and is not limited: %d", r.status)
 		}
@@ -636,7 +625,7 @@ func TestTokenLimitsCannotBeTurnedAgainstAClient(t *testing.T) {
 		refused := 0
 		for second := range 12 {
 			for host := byte(10); host < 20; host++ { // one guess a second from each, 100 ms apart
-				clock.advance(100 * time.Millisecond)
+				clock.Advance(100 * time.Millisecond)
 				guess(host, guesses)
 				guesses++
 			}
@@ -711,7 +700,7 @@ func TestTokenLimitsCannotBeTurnedAgainstAClient(t *testing.T) {
 		tkAccessToken(t, a.tkFormFrom(t, 3, "/auth/token", tkCreds(victim.Credential)))
 
 		// 20 s later the budget holds one failure again: one more guess is checked.
-		clock.advance(20 * time.Second)
+		clock.Advance(20 * time.Second)
 		if got := read(a.tkFormFrom(t, 11, "/oauth/token", wrong(victim.Credential.ClientID, 100))); got != (answer{401, "invalid_client", ""}) {
 			t.Fatalf("a guess once the budget refilled: %v, want it checked (401)", got)
 		}

@@ -52,7 +52,7 @@ func TestMethodNotAllowedNamesTheAllowedMethods(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	r := a.do("DELETE", "/transaction", "", nil)
-	wdProblem(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
+	problem(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
 	if got := r.header.Get("Allow"); got != "GET, HEAD, POST" {
 		t.Fatalf("Allow = %q, want GET, HEAD, POST (HEAD is answered wherever GET is)", got)
 	}

@@ -20,9 +20,9 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// wdPayCharge creates a charge with fullTransaction's payer data and returns its id and the
+// pageCharge creates a charge with fullTransaction's payer data and returns its id and the
 // path of its payment page.
-func (a *api) wdPayCharge(t *testing.T, tok string, expirationSeconds int) (id, pagePath string) {
+func (a *api) pageCharge(t *testing.T, tok string, expirationSeconds int) (id, pagePath string) {
 	t.Helper()
 	body := fullTransaction()
 	body["pix"] = map[string]any{"expirationSeconds": expirationSeconds}
@@ -42,7 +42,7 @@ func TestPaymentPage(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	accountID, tok := a.account()
-	id, page := a.wdPayCharge(t, tok, 600)
+	id, page := a.pageCharge(t, tok, 600)
 	token := strings.TrimPrefix(page, "/pay/")
 
 	t.Run("paymentUrl is the same on the 201, the GET and the list, and its token is a capability", func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestPaymentPage(t *testing.T) {
 	t.Run("the status route answers the status and the expiry, and the page follows the payment", func(t *testing.T) {
 		t.Parallel()
 		// A charge of its own: the others' page stays unpaid.
-		id, page := a.wdPayCharge(t, tok, 600)
+		id, page := a.pageCharge(t, tok, 600)
 		st := a.do("GET", page+"/status", "", nil)
 		var body map[string]any
 		if err := json.Unmarshal(st.body, &body); err != nil || st.status != http.StatusOK || len(body) != 2 ||
@@ -178,7 +178,7 @@ func TestPaymentPageUnknownTokens(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	_, tok := a.account()
-	id, page := a.wdPayCharge(t, tok, 600)
+	id, page := a.pageCharge(t, tok, 600)
 	token := strings.TrimPrefix(page, "/pay/")
 	flipped := []byte(token)
 	flipped[len(flipped)-1] ^= 1
@@ -215,7 +215,7 @@ func TestPaymentPageRateLimitPerAddress(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t, apiSettings{PayRPS: 0.01, PayBurst: 3})
 	_, tok := a.account()
-	_, page := a.wdPayCharge(t, tok, 600)
+	_, page := a.pageCharge(t, tok, 600)
 	for i := range 3 {
 		if r := a.do("GET", page, "", nil); r.status != http.StatusOK {
 			t.Fatalf("request %d: %d", i+1, r.status)
@@ -233,15 +233,15 @@ func TestPaymentPageRateLimitPerAddress(t *testing.T) {
 	}
 }
 
-// wdStream reads the data lines and named events of a live channel.
-type wdStream struct {
+// pageStream reads the data lines and named events of a live channel.
+type pageStream struct {
 	res    *http.Response
 	events chan string // "data:<json>" or "event:<name>"
 	cancel context.CancelFunc
 }
 
-// wdOpenStream opens the live channel at path; a nil stream and the status when it is refused.
-func (a *api) wdOpenStream(t *testing.T, path string) (*wdStream, int) {
+// openPageStream opens the live channel at path; a nil stream and the status when it is refused.
+func (a *api) openPageStream(t *testing.T, path string) (*pageStream, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	req, err := http.NewRequestWithContext(ctx, "GET", a.srv.URL+path, nil)
@@ -259,7 +259,7 @@ func (a *api) wdOpenStream(t *testing.T, path string) (*wdStream, int) {
 		cancel()
 		return nil, res.StatusCode
 	}
-	s := &wdStream{res: res, events: make(chan string, 16), cancel: cancel}
+	s := &pageStream{res: res, events: make(chan string, 16), cancel: cancel}
 	t.Cleanup(func() { cancel(); res.Body.Close() })
 	go func() {
 		defer close(s.events)
@@ -278,7 +278,7 @@ func (a *api) wdOpenStream(t *testing.T, path string) (*wdStream, int) {
 
 // next waits at most d for the next data or event: "" when the stream closed, "timeout" when
 // d passed.
-func (s *wdStream) next(d time.Duration) string {
+func (s *pageStream) next(d time.Duration) string {
 	select {
 	case v, ok := <-s.events:
 		if !ok {
@@ -290,8 +290,8 @@ func (s *wdStream) next(d time.Duration) string {
 	}
 }
 
-// wdWaitStreams waits (5 s at most) until n live channels are open.
-func (a *api) wdWaitStreams(t *testing.T, n int) {
+// waitPageStreams waits (5 s at most) until n live channels are open.
+func (a *api) waitPageStreams(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for a.payPage.OpenStreams() != n && time.Now().Before(deadline) {
@@ -315,8 +315,8 @@ func TestPaymentPageLiveChannel(t *testing.T) {
 	t.Run("a payment reaches an open channel within 2 s", func(t *testing.T) {
 		t.Parallel()
 		a, _, tok := newLive(t)
-		id, page := a.wdPayCharge(t, tok, 600)
-		s, status := a.wdOpenStream(t, page+"/events")
+		id, page := a.pageCharge(t, tok, 600)
+		s, status := a.openPageStream(t, page+"/events")
 		if status != http.StatusOK || s.res.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("status %d", status)
 		}
@@ -331,39 +331,39 @@ func TestPaymentPageLiveChannel(t *testing.T) {
 			t.Fatalf("after the payment %q, %s later", got, time.Since(paidAt))
 		}
 		s.cancel()
-		a.wdWaitStreams(t, 0)
+		a.waitPageStreams(t, 0)
 	})
 
 	t.Run("channels are limited per charge and per address, and a closed one frees its place", func(t *testing.T) {
 		t.Parallel()
 		a, _, tok := newLive(t)
-		_, page := a.wdPayCharge(t, tok, 600)
-		x, _ := a.wdOpenStream(t, page+"/events")
-		y, _ := a.wdOpenStream(t, page+"/events")
+		_, page := a.pageCharge(t, tok, 600)
+		x, _ := a.openPageStream(t, page+"/events")
+		y, _ := a.openPageStream(t, page+"/events")
 		x.next(5 * time.Second)
 		y.next(5 * time.Second)
-		if _, status := a.wdOpenStream(t, page+"/events"); status != http.StatusTooManyRequests {
+		if _, status := a.openPageStream(t, page+"/events"); status != http.StatusTooManyRequests {
 			t.Fatalf("a third channel to one charge: %d", status)
 		}
-		_, other := a.wdPayCharge(t, tok, 600)
-		z, _ := a.wdOpenStream(t, other+"/events")
+		_, other := a.pageCharge(t, tok, 600)
+		z, _ := a.openPageStream(t, other+"/events")
 		z.next(5 * time.Second)
-		if _, status := a.wdOpenStream(t, other+"/events"); status != http.StatusTooManyRequests {
+		if _, status := a.openPageStream(t, other+"/events"); status != http.StatusTooManyRequests {
 			t.Fatalf("a fourth channel from one address: %d", status)
 		}
-		for _, s := range []*wdStream{x, y, z} {
+		for _, s := range []*pageStream{x, y, z} {
 			s.cancel()
 		}
-		a.wdWaitStreams(t, 0)
+		a.waitPageStreams(t, 0)
 	})
 
 	t.Run("an expired charge ends its channel, and its page says Expirado", func(t *testing.T) {
 		t.Parallel()
 		a, clock, tok := newLive(t)
-		_, page := a.wdPayCharge(t, tok, 60)
-		s, _ := a.wdOpenStream(t, page+"/events")
+		_, page := a.pageCharge(t, tok, 60)
+		s, _ := a.openPageStream(t, page+"/events")
 		s.next(5 * time.Second)
-		clock.advance(61 * time.Second)
+		clock.Advance(61 * time.Second)
 		if html := string(a.do("GET", page, "", nil).body); !strings.Contains(html, ">Expirado<") {
 			t.Fatal("the page of an expired charge does not say Expirado before the sweeper ran")
 		}
@@ -372,7 +372,7 @@ func TestPaymentPageLiveChannel(t *testing.T) {
 		for v := s.next(5 * time.Second); v != "" && v != "timeout"; v = s.next(5 * time.Second) {
 			got = append(got, v)
 		}
-		if !slices.Contains(got, `data:{"status":"FAILED","expirationDate":`+wdJSON(t, a.do("GET", page+"/status", "", nil).json(t)["expirationDate"])+`}`) ||
+		if !slices.Contains(got, `data:{"status":"FAILED","expirationDate":`+jsonText(t, a.do("GET", page+"/status", "", nil).json(t)["expirationDate"])+`}`) ||
 			len(got) < 2 || !slices.Equal(got[len(got)-2:], []string{"event:end", "data:{}"}) {
 			t.Fatalf("the channel sent %q; want FAILED, then end, then close", got)
 		}

@@ -7,7 +7,6 @@ package httpapi_test
 // key's warning, the public address's length) is tested in cmd/pixgate.
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -285,7 +284,7 @@ func TestDynamicChargeExpiresAsRemovidaPeloPSP(t *testing.T) {
 		t.Fatalf("new charge: %v", b["status"])
 	}
 
-	clock.advance(61 * time.Second)
+	clock.Advance(61 * time.Second)
 	_, b, before := a.locVerify(t, c)
 	if s, rev := locStatus(b); s != "REMOVIDA_PELO_PSP" || rev != 1 {
 		t.Fatalf("expired by the clock, before the sweeper: %s revision %v", s, rev)
@@ -299,69 +298,22 @@ func TestDynamicChargeExpiresAsRemovidaPeloPSP(t *testing.T) {
 	}
 }
 
-// The acquirer's callback (POST /acquirer/pix) as its own tests send it.
-const (
-	locAcquirerSecret = "acquirer-shared-secret-of-at-least-32-characters"
-	locE2E            = "E00360305202611221419aBcDeFgHiJk"
-	locOtherE2E       = "E00360305202611221420zYxWvUtSrQp"
-)
-
-// locPix is one `pix` entry paying 10.00, the amount of minimalTransaction, now, in Brasília's
-// offset as acquirers write it.
-func locPix(txid, e2e string) map[string]any {
-	return map[string]any{
-		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario":     time.Now().In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00"),
-		"infoPagador": "pedido 123",
-	}
-}
-
-type locResult struct {
-	EndToEndID string `json:"endToEndId"`
-	TxID       string `json:"txid"`
-	IDEnvio    string `json:"idEnvio"`
-	Outcome    string `json:"outcome"`
-	Status     string `json:"status"`
-	Detail     string `json:"detail"`
-	Devolucoes []struct {
-		ID      string `json:"id"`
-		RtrID   string `json:"rtrId"`
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail"`
-	} `json:"devolucoes"`
-}
-
-// locNotify posts body as the acquirer, wants a 200 answer and returns its results.
-func (a *api) locNotify(t *testing.T, body any) []locResult {
-	t.Helper()
-	r := a.do("POST", "/acquirer/pix", "", body, "Authorization", "Bearer "+locAcquirerSecret)
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d, want 200\n%s", r.status, r.body)
-	}
-	var out struct {
-		Results []locResult `json:"results"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("answer %s: %v", r.body, err)
-	}
-	return out.Results
-}
+// locOtherE2E is the end-to-end id of a second payment, beside acquirerE2E.
+const locOtherE2E = "E00360305202611221420zYxWvUtSrQp"
 
 func TestAcquirerCallbackPaysADynamicChargeByItsCobTxID(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, apiSettings{DynamicCharges: true, AcquirerSecret: locAcquirerSecret})
+	a := newAPI(t, apiSettings{DynamicCharges: true, AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
 	c := a.locCreate(t, tok, minimalTransaction())
 	_, body, _ := a.locVerify(t, c)
 	txid := body["txid"].(string)
 
-	res := a.locNotify(t, map[string]any{"pix": []any{locPix(txid, locE2E)}})
+	res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPayment(txid, acquirerE2E)}})
 	if len(res) != 1 || res[0].Outcome != "applied" || res[0].Status != "PAID" || res[0].TxID != txid {
 		t.Fatalf("results %+v", res)
 	}
-	if got := a.do("GET", "/transaction/"+c.id, tok, nil).json(t); got["status"] != "PAID" || got["endToEnd"] != locE2E {
+	if got := a.do("GET", "/transaction/"+c.id, tok, nil).json(t); got["status"] != "PAID" || got["endToEnd"] != acquirerE2E {
 		t.Fatalf("transaction %v %v", got["status"], got["endToEnd"])
 	}
 	_, body, _ = a.locVerify(t, c)
@@ -369,7 +321,7 @@ func TestAcquirerCallbackPaysADynamicChargeByItsCobTxID(t *testing.T) {
 		t.Fatalf("location after the callback: %s revision %v", s, rev)
 	}
 	// An unknown cob-shaped txid is unknown, as any other.
-	res = a.locNotify(t, map[string]any{"pix": []any{locPix("ZZZZZZZZZZZZZZZZZZZZZZZZZZ", locOtherE2E)}})
+	res = a.acquirerNotify(t, map[string]any{"pix": []any{pixPayment("ZZZZZZZZZZZZZZZZZZZZZZZZZZ", locOtherE2E)}})
 	if res[0].Outcome != "unknown_txid" {
 		t.Fatalf("unknown cob txid: %+v", res[0])
 	}

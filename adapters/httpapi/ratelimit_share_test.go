@@ -11,7 +11,7 @@ import (
 // stepped clock: together they allow the configured rate, not three times it; once one leaves,
 // the two others take up its share at their next heartbeat.
 func TestRateShare(t *testing.T) {
-	clock := newFakeClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	clock := NewFakeClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
 	reg := memory.NewInstances()
 	const rps, burst = 30, 30
 	var limiters []*RateLimiter
@@ -45,7 +45,7 @@ func TestRateShare(t *testing.T) {
 					}
 				}
 			}
-			clock.advance(10 * time.Millisecond)
+			clock.Advance(10 * time.Millisecond)
 		}
 		return allowed
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 func TestRateLimiter(t *testing.T) {
-	newLimiter := func() (*RateLimiter, *fakeClock) {
-		clock := newFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	newLimiter := func() (*RateLimiter, *FakeClock) {
+		clock := NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 		return NewRateLimiter(50, 100, clock), clock
 	}
 	t.Run("a burst of 100 passes and the 101st is refused", func(t *testing.T) {
@@ -35,7 +35,7 @@ func TestRateLimiter(t *testing.T) {
 		for i := 0; i < 100; i++ {
 			l.take("acct")
 		}
-		clock.advance(100 * time.Millisecond) // 5 tokens
+		clock.Advance(100 * time.Millisecond) // 5 tokens
 		for i := 0; i < 5; i++ {
 			if !l.take("acct").allowed {
 				t.Fatalf("refilled request %d refused", i+1)
@@ -62,26 +62,26 @@ func TestRateLimiter(t *testing.T) {
 		if l.size() != 1000 {
 			t.Fatalf("size = %d", l.size())
 		}
-		clock.advance(2 * time.Minute)
+		clock.Advance(2 * time.Minute)
 		l.take("newcomer")
 		if l.size() != 1 {
 			t.Fatalf("after idling, size = %d, want only the newcomer", l.size())
 		}
 	})
 	t.Run("a bucket still refilling is kept", func(t *testing.T) {
-		clock := newFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+		clock := NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 		l := NewRateLimiter(0.001, 100, clock) // so slow that minutes cannot refill it
 		for i := 0; i < 100; i++ {
 			l.take("busy")
 		}
-		clock.advance(2 * time.Minute)
+		clock.Advance(2 * time.Minute)
 		l.take("other")
 		if l.size() != 2 {
 			t.Fatalf("size = %d, want the busy bucket kept", l.size())
 		}
 	})
 	t.Run("rate 0 turns limiting off", func(t *testing.T) {
-		if NewRateLimiter(0, 100, &fakeClock{}) != nil {
+		if NewRateLimiter(0, 100, &FakeClock{}) != nil {
 			t.Fatal("want no limiter")
 		}
 	})

@@ -1,13 +1,12 @@
 package httpapi_test
 
 // POST /transaction/{id}/refund over HTTP: full and partial refunds, their validation, the
-// balance they need and their idempotency. The money is rfSettings': a payment costs a fee of
-// 100 cents, a withdrawal 150, and the sandbox settles refunds when its job runs. Helpers here
-// start with "rf".
+// balance they need and their idempotency. The money is feeSettings' (api_helpers_test.go): a
+// payment costs a fee of 100 cents, a withdrawal 150, and the sandbox settles refunds when its
+// job runs. Helpers here start with "rf".
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -21,53 +20,6 @@ import (
 )
 
 var rfRefundID = regexp.MustCompile(`^[A-Za-z0-9]{1,35}$`)
-
-// rfSettings are the money of the refund and statement tests: a fixed fee of 100 cents on
-// each paid transaction, 150 on each withdrawal, and a sandbox that settles at once.
-func rfSettings() apiSettings {
-	return apiSettings{Fee: &domain.FeePolicy{FixedCents: 100}, WithdrawalFee: 150, SettleNow: true}
-}
-
-// rfPaid charges amount and pays it through the sandbox.
-func (a *api) rfPaid(tok string, amount int64) string {
-	a.t.Helper()
-	body := minimalTransaction()
-	body["amount"] = amount
-	r := a.do("POST", "/transaction", tok, body)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("POST /transaction: %d %s", r.status, r.body)
-	}
-	id := r.json(a.t)["id"].(string)
-	a.rfSandbox(tok, id, "pay")
-	return id
-}
-
-// rfSandbox sends POST /sandbox/transaction/{id}/<step> and wants 200.
-func (a *api) rfSandbox(tok, id, step string) {
-	a.t.Helper()
-	if r := a.do("POST", "/sandbox/transaction/"+id+"/"+step, tok, nil); r.status != http.StatusOK {
-		a.t.Fatalf("sandbox %s: %d %s", step, r.status, r.body)
-	}
-}
-
-// rfRefund posts a refund with body (nil: none) and headers.
-func (a *api) rfRefund(tok, id string, body any, headers ...string) response {
-	a.t.Helper()
-	return a.do("POST", "/transaction/"+id+"/refund", tok, body, headers...)
-}
-
-// rfAccepted wants a 202 whose body is the transaction as its GET shows it right then.
-func (a *api) rfAccepted(tok, id string, body any, headers ...string) map[string]any {
-	a.t.Helper()
-	r := a.rfRefund(tok, id, body, headers...)
-	if r.status != http.StatusAccepted {
-		a.t.Fatalf("refund: %d %s", r.status, r.body)
-	}
-	if g := a.lcGet(tok, id); !bytes.Equal(g.body, r.body) {
-		a.t.Fatalf("the 202 answer differs from the GET after it:\n%s\n%s", r.body, g.body)
-	}
-	return r.json(a.t)
-}
 
 // rfRefunds reads the refunds of a transaction body.
 func rfRefunds(t *testing.T, tx map[string]any) []map[string]any {
@@ -83,74 +35,17 @@ func rfRefunds(t *testing.T, tx map[string]any) []map[string]any {
 	return out
 }
 
-// rfBalance is GET /balance as [available, blocked, pending].
-func (a *api) rfBalance(tok string) [3]int64 {
-	a.t.Helper()
-	r := a.do("GET", "/balance", tok, nil)
-	if r.status != http.StatusOK {
-		a.t.Fatalf("GET /balance: %d %s", r.status, r.body)
-	}
-	m := r.json(a.t)
-	if len(m) != 3 {
-		a.t.Fatalf("balance %v, want exactly available, blocked and pending", m)
-	}
-	return [3]int64{int64(m["available"].(float64)), int64(m["blocked"].(float64)), int64(m["pending"].(float64))}
-}
-
-func (a *api) rfWantBalance(step, tok string, available, blocked, pending int64) {
-	a.t.Helper()
-	if got, want := a.rfBalance(tok), [3]int64{available, blocked, pending}; got != want {
-		a.t.Fatalf("%s: balance [available blocked pending] = %v, want %v", step, got, want)
-	}
-}
-
-// rfWithdraw sends POST /withdrawal of amount to an e-mail key.
-func (a *api) rfWithdraw(tok string, amount int64) response {
-	a.t.Helper()
-	return a.do("POST", "/withdrawal", tok, map[string]any{"amount": amount, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}})
-}
-
-func (a *api) rfMustWithdraw(tok string, amount int64) map[string]any {
-	a.t.Helper()
-	r := a.rfWithdraw(tok, amount)
-	if r.status != http.StatusCreated {
-		a.t.Fatalf("POST /withdrawal of %d: %d %s", amount, r.status, r.body)
-	}
-	return r.json(a.t)
-}
-
-func rfKeys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// rfStrip is a problem body without what differs between any two answers (requestId, and
-// instance, the path asked for), as canonical JSON.
-func rfStrip(t *testing.T, r response) string {
-	t.Helper()
-	m := r.json(t)
-	delete(m, "requestId")
-	delete(m, "instance")
-	b, err := json.Marshal(m)
-	must(t, err)
-	return string(b)
-}
-
 func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.rfPaid(tok, 10_000) // the other sale's money covers the fee this one cost
-	id := a.rfPaid(tok, 10_000)
-	a.rfWantBalance("two sales", tok, 19_800, 0, 0)
+	a.paidCharge(t, tok, 10_000) // the other sale's money covers the fee this one cost
+	id := a.paidCharge(t, tok, 10_000)
+	a.wantBalance(t, "two sales", tok, 19_800, 0, 0)
 
 	before := time.Now().UTC().Truncate(time.Millisecond)
-	got := a.rfAccepted(tok, id, map[string]any{"amount": 2_500, "reason": "one item returned"})
-	lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND")
+	got := a.refundAccepted(t, tok, id, map[string]any{"amount": 2_500, "reason": "one item returned"})
+	statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND")
 	refunds := rfRefunds(t, got)
 	if len(refunds) != 1 || got["amountRefunded"] != float64(0) {
 		t.Fatalf("refunds %v amountRefunded %v", refunds, got["amountRefunded"])
@@ -168,37 +63,37 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	if at, err := time.Parse("2006-01-02T15:04:05.000Z", fmt.Sprint(r["createdAt"])); err != nil || at.Before(before) {
 		t.Errorf("refund createdAt = %v", r["createdAt"])
 	}
-	if want := []string{"amount", "completedAt", "createdAt", "endToEndRefund", "errorMessage", "id", "reason", "status"}; !slices.Equal(rfKeys(r), want) {
-		t.Errorf("refund fields %v, want %v", rfKeys(r), want)
+	if want := []string{"amount", "completedAt", "createdAt", "endToEndRefund", "errorMessage", "id", "reason", "status"}; !slices.Equal(sortedKeys(r), want) {
+		t.Errorf("refund fields %v, want %v", sortedKeys(r), want)
 	}
-	a.rfWantBalance("a refund in progress holds its amount", tok, 17_300, 2_500, 0)
+	a.wantBalance(t, "a refund in progress holds its amount", tok, 17_300, 2_500, 0)
 
 	// Not parallel: it asks while this refund is in progress.
 	t.Run("409 for a second refund while one is in progress", func(t *testing.T) {
-		txProblem(t, a.rfRefund(tok, id, map[string]any{"amount": 100}), http.StatusConflict, "invalid_transition")
+		problem(t, a.refund(tok, id, map[string]any{"amount": 100}), http.StatusConflict, "invalid_transition")
 	})
 
 	a.settle()
-	got = a.lcGet(tok, id).json(t)
-	lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
+	got = a.getTransaction(t, tok, id).json(t)
+	statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID")
 	r = rfRefunds(t, got)[0]
 	if r["status"] != "REFUNDED" || !lcRefundE2E.MatchString(fmt.Sprint(r["endToEndRefund"])) || r["completedAt"] == nil ||
 		got["amountRefunded"] != float64(2_500) || got["endToEndRefund"] != r["endToEndRefund"] {
 		t.Fatalf("after the first refund completed: amountRefunded %v endToEndRefund %v refund %v", got["amountRefunded"], got["endToEndRefund"], r)
 	}
-	a.rfWantBalance("the first refund left", tok, 17_300, 0, 0)
+	a.wantBalance(t, "the first refund left", tok, 17_300, 0, 0)
 
-	got = a.rfAccepted(tok, id, map[string]any{"amount": 3_000})
+	got = a.refundAccepted(t, tok, id, map[string]any{"amount": 3_000})
 	if refunds := rfRefunds(t, got); len(refunds) != 2 || refunds[1]["reason"] != nil || refunds[1]["amount"] != float64(3_000) {
 		t.Fatalf("refunds %v", refunds)
 	}
 	a.settle()
-	a.rfWantBalance("the second refund left", tok, 14_300, 0, 0)
+	a.wantBalance(t, "the second refund left", tok, 14_300, 0, 0)
 
 	// Not parallel: it asks before the last refund.
 	t.Run("422 naming amount and what is left for more than what is left to refund", func(t *testing.T) {
-		r := a.rfRefund(tok, id, map[string]any{"amount": 4_501})
-		if fields := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"amount out_of_range"}) {
+		r := a.refund(tok, id, map[string]any{"amount": 4_501})
+		if fields := problem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"amount out_of_range"}) {
 			t.Fatalf("errors %v", fields)
 		}
 		if !strings.Contains(string(r.body), "4500") {
@@ -206,13 +101,13 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 		}
 	})
 
-	got = a.rfAccepted(tok, id, nil)
+	got = a.refundAccepted(t, tok, id, nil)
 	if refunds := rfRefunds(t, got); len(refunds) != 3 || refunds[2]["amount"] != float64(4_500) {
 		t.Fatalf("no body refunds what is left (4500): %v", refunds)
 	}
 	a.settle()
-	got = a.lcGet(tok, id).json(t)
-	lcHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID", "PROCESSING_REFUND", "PAID",
+	got = a.getTransaction(t, tok, id).json(t)
+	statusHistory(t, got, "PENDING", "PIX_QRCODE_GENERATED", "PAID", "PROCESSING_REFUND", "PAID", "PROCESSING_REFUND", "PAID",
 		"PROCESSING_REFUND", "REFUNDED")
 	if got["amountRefunded"] != float64(10_000) {
 		t.Fatalf("amountRefunded = %v", got["amountRefunded"])
@@ -224,8 +119,8 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 	if want := []any{float64(2_500), "REFUNDED", float64(3_000), "REFUNDED", float64(4_500), "REFUNDED"}; fmt.Sprint(amounts) != fmt.Sprint(want) {
 		t.Fatalf("refunds, oldest first: %v, want %v", amounts, want)
 	}
-	a.rfWantBalance("everything refunded", tok, 9_800, 0, 0)
-	txProblem(t, a.rfRefund(tok, id, nil), http.StatusConflict, "invalid_transition")
+	a.wantBalance(t, "everything refunded", tok, 9_800, 0, 0)
+	problem(t, a.refund(tok, id, nil), http.StatusConflict, "invalid_transition")
 
 	t.Run("the list shows the refunds as the lookup does", func(t *testing.T) {
 		t.Parallel()
@@ -238,11 +133,11 @@ func TestPartialRefundsThenAFullRefund(t *testing.T) {
 
 func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.rfPaid(tok, 50_000)
-	id := a.rfPaid(tok, 10_000)
-	before, money := a.lcGet(tok, id), a.rfBalance(tok)
+	a.paidCharge(t, tok, 50_000)
+	id := a.paidCharge(t, tok, 10_000)
+	before, money := a.getTransaction(t, tok, id), a.balance(t, tok)
 	cases := []struct {
 		name string
 		body any
@@ -269,7 +164,7 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name+" answers 422", func(t *testing.T) {
 				t.Parallel()
-				fields := txProblem(t, a.rfRefund(tok, id, c.body), http.StatusUnprocessableEntity, "validation_failed")
+				fields := problem(t, a.refund(tok, id, c.body), http.StatusUnprocessableEntity, "validation_failed")
 				if !slices.Equal(fields, c.want) {
 					t.Fatalf("errors %v, want %v", fields, c.want)
 				}
@@ -278,78 +173,78 @@ func TestRefundAmountsOfEveryWrongKindAnswer422NamingAmount(t *testing.T) {
 		for _, body := range []string{`[1]`, `{"amount": 100,`, `"x"`, `{"amount": 100} {}`} {
 			t.Run(fmt.Sprintf("%q answers 422 malformed_json", body), func(t *testing.T) {
 				t.Parallel()
-				txProblem(t, a.rfRefund(tok, id, body), http.StatusUnprocessableEntity, "malformed_json")
+				problem(t, a.refund(tok, id, body), http.StatusUnprocessableEntity, "malformed_json")
 			})
 		}
 	})
 	t.Run("202 for a reason of 140 characters and an amount of all that was paid", func(t *testing.T) {
-		got := a.rfAccepted(tok, id, map[string]any{"amount": 10_000, "reason": strings.Repeat("é", 140)})
+		got := a.refundAccepted(t, tok, id, map[string]any{"amount": 10_000, "reason": strings.Repeat("é", 140)})
 		if r := rfRefunds(t, got)[0]; r["amount"] != float64(10_000) {
 			t.Fatalf("refund %v", r)
 		}
 	})
 	t.Run("the refused requests changed nothing", func(t *testing.T) {
 		t.Parallel()
-		after := a.lcGet(tok, id).json(t)
+		after := a.getTransaction(t, tok, id).json(t)
 		if n := len(rfRefunds(t, after)); n != 1 {
 			t.Fatalf("%d refunds recorded, want only the accepted one", n)
 		}
 		if money != [3]int64{59_800, 0, 0} || len(before.json(t)["refunds"].([]any)) != 0 {
 			t.Fatalf("the balance before was %v", money)
 		}
-		a.rfWantBalance("one refund of 10000 held", tok, 49_800, 10_000, 0)
+		a.wantBalance(t, "one refund of 10000 held", tok, 49_800, 10_000, 0)
 	})
 }
 
 func TestRefund404ForAnotherAccountsOrAnUnknownTransaction(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, owner := a.account()
 	_, stranger := a.account()
-	a.rfPaid(stranger, 100_000)
-	id := a.rfPaid(owner, 10_000)
-	before := a.lcGet(owner, id)
-	theirs := a.rfRefund(stranger, id, map[string]any{"amount": 100})
-	txProblem(t, theirs, http.StatusNotFound, "not_found")
-	unknown := a.rfRefund(stranger, txUnknownID, map[string]any{"amount": 100})
-	txProblem(t, unknown, http.StatusNotFound, "not_found")
-	if x, y := rfStrip(t, theirs), rfStrip(t, unknown); x != y {
+	a.paidCharge(t, stranger, 100_000)
+	id := a.paidCharge(t, owner, 10_000)
+	before := a.getTransaction(t, owner, id)
+	theirs := a.refund(stranger, id, map[string]any{"amount": 100})
+	problem(t, theirs, http.StatusNotFound, "not_found")
+	unknown := a.refund(stranger, unknownID, map[string]any{"amount": 100})
+	problem(t, unknown, http.StatusNotFound, "not_found")
+	if x, y := problemBody(t, theirs), problemBody(t, unknown); x != y {
 		t.Fatalf("another account's id answers\n%s\nan unknown one\n%s", x, y)
 	}
 	// Not parallel: the transaction is compared after it.
 	t.Run("even with an idempotency key", func(t *testing.T) {
-		txProblem(t, a.rfRefund(stranger, id, nil, "Idempotency-Key", "stranger-key-01"), http.StatusNotFound, "not_found")
+		problem(t, a.refund(stranger, id, nil, "Idempotency-Key", "stranger-key-01"), http.StatusNotFound, "not_found")
 	})
-	if fields := txProblem(t, a.rfRefund(owner, "not-a-uuid", nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
+	if fields := problem(t, a.refund(owner, "not-a-uuid", nil), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, []string{"id invalid_format"}) {
 		t.Fatalf("errors %v", fields)
 	}
 	_, readOnly := a.account(domain.ScopeTransactionRead, domain.ScopeBalanceRead)
-	txProblem(t, a.rfRefund(readOnly, id, nil), http.StatusForbidden, "insufficient_scope")
-	txProblem(t, a.rfRefund("", id, nil), http.StatusUnauthorized, "unauthorized")
-	if after := a.lcGet(owner, id); !bytes.Equal(after.body, before.body) {
+	problem(t, a.refund(readOnly, id, nil), http.StatusForbidden, "insufficient_scope")
+	problem(t, a.refund("", id, nil), http.StatusUnauthorized, "unauthorized")
+	if after := a.getTransaction(t, owner, id); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
 }
 
 func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	id := a.rfPaid(tok, 10_000)
-	a.rfMustWithdraw(tok, 5_000)
-	a.rfWantBalance("a sale less a withdrawal", tok, 4_750, 0, 0)
+	id := a.paidCharge(t, tok, 10_000)
+	a.mustWithdraw(t, tok, 5_000)
+	a.wantBalance(t, "a sale less a withdrawal", tok, 4_750, 0, 0)
 
-	before := a.lcGet(tok, id)
+	before := a.getTransaction(t, tok, id)
 	statement := a.do("GET", "/balance/entries", tok, nil)
 	for _, body := range []any{nil, map[string]any{"amount": 4_751}} {
-		r := a.rfRefund(tok, id, body)
-		txProblem(t, r, http.StatusUnprocessableEntity, "insufficient_balance")
+		r := a.refund(tok, id, body)
+		problem(t, r, http.StatusUnprocessableEntity, "insufficient_balance")
 		if d, _ := r.json(t)["detail"].(string); !strings.Contains(d, "refund") {
 			t.Errorf("the detail speaks of withdrawals only: %q", d)
 		}
 	}
-	a.rfWantBalance("refused refunds", tok, 4_750, 0, 0)
-	if after := a.lcGet(tok, id); !bytes.Equal(after.body, before.body) {
+	a.wantBalance(t, "refused refunds", tok, 4_750, 0, 0)
+	if after := a.getTransaction(t, tok, id); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
 	if after := a.do("GET", "/balance/entries", tok, nil); !bytes.Equal(after.body, statement.body) {
@@ -358,46 +253,46 @@ func TestRefundWithoutTheBalanceAnswers422AndChangesNothing(t *testing.T) {
 
 	t.Run("202 for a refund of exactly the available balance", func(t *testing.T) {
 		t.Parallel()
-		a.rfAccepted(tok, id, map[string]any{"amount": 4_750})
-		a.rfWantBalance("all available held", tok, 0, 4_750, 0)
-		a.rfSandbox(tok, id, "refund/fail")
-		a.rfWantBalance("a failed refund gives the money back", tok, 4_750, 0, 0)
+		a.refundAccepted(t, tok, id, map[string]any{"amount": 4_750})
+		a.wantBalance(t, "all available held", tok, 0, 4_750, 0)
+		a.sandboxStep(t, tok, id, "refund/fail")
+		a.wantBalance(t, "a failed refund gives the money back", tok, 4_750, 0, 0)
 	})
 }
 
 func TestWhileAMEDHoldMakesTheBalanceNegativeRefundsAndWithdrawalsAnswer422(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	x, y := a.rfPaid(tok, 10_000), a.rfPaid(tok, 10_000)
-	a.rfMustWithdraw(tok, 19_000)
-	a.rfWantBalance("two sales, almost all withdrawn", tok, 650, 0, 0)
+	x, y := a.paidCharge(t, tok, 10_000), a.paidCharge(t, tok, 10_000)
+	a.mustWithdraw(t, tok, 19_000)
+	a.wantBalance(t, "two sales, almost all withdrawn", tok, 650, 0, 0)
 
-	a.rfSandbox(tok, x, "med/open")
-	a.rfWantBalance("the dispute's hold is taken in full", tok, -9_350, 10_000, 0)
-	before := a.lcGet(tok, y)
-	txProblem(t, a.rfRefund(tok, y, map[string]any{"amount": 1}), http.StatusUnprocessableEntity, "insufficient_balance")
-	txProblem(t, a.rfWithdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
-	a.rfWantBalance("nothing moved", tok, -9_350, 10_000, 0)
-	if after := a.lcGet(tok, y); !bytes.Equal(after.body, before.body) {
+	a.sandboxStep(t, tok, x, "med/open")
+	a.wantBalance(t, "the dispute's hold is taken in full", tok, -9_350, 10_000, 0)
+	before := a.getTransaction(t, tok, y)
+	problem(t, a.refund(tok, y, map[string]any{"amount": 1}), http.StatusUnprocessableEntity, "insufficient_balance")
+	problem(t, a.withdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
+	a.wantBalance(t, "nothing moved", tok, -9_350, 10_000, 0)
+	if after := a.getTransaction(t, tok, y); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the transaction changed:\n%s\n%s", before.body, after.body)
 	}
 
-	a.rfSandbox(tok, x, "med/reject")
-	a.rfWantBalance("the dispute released", tok, 650, 0, 0)
-	a.rfAccepted(tok, y, map[string]any{"amount": 500})
-	a.rfWantBalance("a refund the balance covers", tok, 150, 500, 0)
+	a.sandboxStep(t, tok, x, "med/reject")
+	a.wantBalance(t, "the dispute released", tok, 650, 0, 0)
+	a.refundAccepted(t, tok, y, map[string]any{"amount": 500})
+	a.wantBalance(t, "a refund the balance covers", tok, 150, 500, 0)
 }
 
 func TestRefundIdempotency(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.rfPaid(tok, 100_000)
-	id := a.rfPaid(tok, 10_000)
+	a.paidCharge(t, tok, 100_000)
+	id := a.paidCharge(t, tok, 10_000)
 	body := map[string]any{"amount": 1_000, "reason": "damaged"}
 
-	first := a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001")
+	first := a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001")
 	if first.status != http.StatusAccepted || first.header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("%d %v %s", first.status, first.header, first.body)
 	}
@@ -410,41 +305,41 @@ func TestRefundIdempotency(t *testing.T) {
 			t.Fatalf("%s answered another body:\n%s\n%s", what, r.body, first.body)
 		}
 	}
-	replay(t, "the same request", a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
+	replay(t, "the same request", a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
 	inBody := map[string]any{"reason": "damaged", "idempotencyKey": "refund-key-0001", "amount": 1_000}
-	replay(t, "the key in the body", a.rfRefund(tok, id, inBody))
+	replay(t, "the key in the body", a.refund(tok, id, inBody))
 
 	a.settle()
-	if got := a.lcGet(tok, id).json(t); got["status"] != "PAID" || got["amountRefunded"] != float64(1_000) {
+	if got := a.getTransaction(t, tok, id).json(t); got["status"] != "PAID" || got["amountRefunded"] != float64(1_000) {
 		t.Fatalf("the refund did not complete: %v %v", got["status"], got["amountRefunded"])
 	}
-	replay(t, "the same request after the refund completed", a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
+	replay(t, "the same request after the refund completed", a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
 
 	t.Run("422 idempotency_key_reused for the key with another body", func(t *testing.T) {
 		t.Parallel()
 		for _, other := range []any{map[string]any{"amount": 2_000, "reason": "damaged"}, map[string]any{"amount": 1_000}, nil} {
-			txProblem(t, a.rfRefund(tok, id, other, "Idempotency-Key", "refund-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
+			problem(t, a.refund(tok, id, other, "Idempotency-Key", "refund-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
 		}
 	})
 	t.Run("202 for another key: another refund", func(t *testing.T) {
 		t.Parallel()
-		got := a.rfAccepted(tok, id, body, "Idempotency-Key", "refund-key-0002")
+		got := a.refundAccepted(t, tok, id, body, "Idempotency-Key", "refund-key-0002")
 		if n := len(rfRefunds(t, got)); n != 2 {
 			t.Fatalf("%d refunds", n)
 		}
 		a.settle()
-		replay(t, "the first key after a second refund", a.rfRefund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
+		replay(t, "the first key after a second refund", a.refund(tok, id, body, "Idempotency-Key", "refund-key-0001"))
 	})
 	t.Run("422 naming the header for a key of 7 characters in the header", func(t *testing.T) {
 		t.Parallel()
-		fields := txProblem(t, a.rfRefund(tok, id, body, "Idempotency-Key", "1234567"), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.refund(tok, id, body, "Idempotency-Key", "1234567"), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(fields, []string{"Idempotency-Key too_short"}) {
 			t.Fatalf("errors %v", fields)
 		}
 	})
 	t.Run("concurrent requests with one key make one refund and answer one body", func(t *testing.T) {
 		t.Parallel()
-		other := a.rfPaid(tok, 10_000)
+		other := a.paidCharge(t, tok, 10_000)
 		const n = 20
 		answers := make([]response, n)
 		var wg sync.WaitGroup
@@ -452,7 +347,7 @@ func TestRefundIdempotency(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				<-start
-				answers[i] = a.rfRefund(tok, other, map[string]any{"amount": 700}, "Idempotency-Key", "racing-key-0001")
+				answers[i] = a.refund(tok, other, map[string]any{"amount": 700}, "Idempotency-Key", "racing-key-0001")
 			})
 		}
 		close(start)
@@ -462,7 +357,7 @@ func TestRefundIdempotency(t *testing.T) {
 				t.Fatalf("request %d: %d %s\nwant the body\n%s", i, r.status, r.body, answers[0].body)
 			}
 		}
-		if got := rfRefunds(t, a.lcGet(tok, other).json(t)); len(got) != 1 {
+		if got := rfRefunds(t, a.getTransaction(t, tok, other).json(t)); len(got) != 1 {
 			t.Fatalf("%d refunds for one key", len(got))
 		}
 	})

@@ -24,7 +24,7 @@ func (noPaymentPage) Events(http.ResponseWriter, *http.Request, string) {}
 // Every route group is registered (the use cases are never called: only the router runs).
 func TestRouteGuardsMatchAsThePlainRoutesDo(t *testing.T) {
 	repo := failingTransactions(false, false)
-	clock := newFakeClock(fakeNow)
+	clock := NewFakeClock(fakeNow)
 	s := New(Config{Sandbox: true}, completeDeps(Deps{
 		Authenticator:     fakeAuthenticator{},
 		CreateTransaction: application.NewCreateTransaction(repo, fakeEmitter{}, fakeRenderer{}, fakeIDs{}, fakeCapabilities{}, clock),

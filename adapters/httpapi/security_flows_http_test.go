@@ -4,17 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +17,6 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/webhook"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -31,28 +24,6 @@ import (
 // The OWASP API Security Top 10 (2023), items 5 to 10, and webhook forgery and replay, at the
 // HTTP boundary (items 1 to 4 are in security_http_test.go, where secAPI is). Helpers start
 // with "sec".
-
-// secE2E is the end-to-end id of the acquirer callbacks here.
-const secE2E = "E00360305202611221419aBcDeFgHiJk"
-
-// secTxID is the PIX txid of the transaction id.
-func secTxID(t *testing.T, id string) string {
-	t.Helper()
-	txid, err := pix.TxIDFromTransactionID(id)
-	must(t, err)
-	return txid
-}
-
-// secPix is one `pix` entry paying 10.00, the amount of minimalTransaction, now (a horario
-// must lie between the charge's creation and now plus 5 minutes), written as acquirers do:
-// Brasília's offset, milliseconds.
-func secPix(txid, e2e string) map[string]any {
-	return map[string]any{
-		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario":     time.Now().In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00"),
-		"infoPagador": "pedido 123",
-	}
-}
 
 // secDevolucao is a `devolucoes` entry with changes.
 func secDevolucao(changes map[string]any) map[string]any {
@@ -64,105 +35,6 @@ func secDevolucao(changes map[string]any) map[string]any {
 		d[k] = v
 	}
 	return d
-}
-
-// secNotify posts a callback to POST /acquirer/pix with the acquirer's secret.
-func (a *api) secNotify(body any) response {
-	a.t.Helper()
-	return a.do("POST", "/acquirer/pix", "", body, "Authorization", "Bearer "+secAcquirerSecret)
-}
-
-type secResult struct {
-	EndToEndID string `json:"endToEndId"`
-	TxID       string `json:"txid"`
-	IDEnvio    string `json:"idEnvio"`
-	Outcome    string `json:"outcome"`
-	Status     string `json:"status"`
-	Detail     string `json:"detail"`
-	Devolucoes []struct {
-		ID      string `json:"id"`
-		RtrID   string `json:"rtrId"`
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail"`
-	} `json:"devolucoes"`
-}
-
-// secResults wants a 200 answer to a callback and returns its results.
-func secResults(t *testing.T, r response) []secResult {
-	t.Helper()
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d, want 200\n%s", r.status, r.body)
-	}
-	var out struct {
-		Results []secResult `json:"results"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("answer %s: %v", r.body, err)
-	}
-	return out.Results
-}
-
-// secReceiver is a merchant's HTTPS webhook endpoint, reached by the name example.com (which
-// the test resolves to loopback) and trusted through the sender's CAFile, as a deployment
-// would configure a private CA (PIXGATE_WEBHOOK_CA_FILE).
-type secReceiver struct {
-	srv    *httptest.Server
-	caFile string
-	mu     sync.Mutex
-	got    []secDelivery
-}
-
-type secDelivery struct {
-	header http.Header
-	body   []byte
-}
-
-func newSecReceiver(t *testing.T) *secReceiver {
-	t.Helper()
-	rc := &secReceiver{}
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.got = append(rc.got, secDelivery{header: r.Header.Clone(), body: body})
-		rc.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(rc.srv.Close)
-	rc.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	must(t, os.WriteFile(rc.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw}), 0o600))
-	return rc
-}
-
-func (rc *secReceiver) url(path string) string {
-	return "https://example.com:" + rc.srv.URL[len("https://127.0.0.1:"):] + path
-}
-
-func (rc *secReceiver) deliveries() []secDelivery {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]secDelivery(nil), rc.got...)
-}
-
-// secResolver answers every name with its addresses and counts the look-ups.
-type secResolver struct {
-	addrs []netip.Addr
-	mu    sync.Mutex
-	asked int
-}
-
-func (r *secResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.asked++
-	return r.addrs, nil
-}
-
-func (r *secResolver) lookups() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.asked
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,7 +84,7 @@ var secPublicRoutes = []string{
 
 func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	acc := a.newAccount()
 
 	t.Run("every route of the router is in the scope table or public", func(t *testing.T) {
@@ -228,16 +100,16 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 		}
 	})
 	for _, rt := range secScopedRoutes {
-		path := strings.NewReplacer("{id}", secUnknownID, "{clientId}", secUnknownID).Replace(rt.template)
+		path := strings.NewReplacer("{id}", unknownID, "{clientId}", unknownID).Replace(rt.template)
 		t.Run(rt.method+" "+rt.template, func(t *testing.T) {
 			t.Parallel()
 			r := a.do(rt.method, path, "", nil)
-			secProblem(t, r, http.StatusUnauthorized, "unauthorized")
+			problem(t, r, http.StatusUnauthorized, "unauthorized")
 			if r.header.Get("WWW-Authenticate") != "Bearer" {
 				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 			}
 			if rt.scope == "" {
-				r := a.do(rt.method, path, a.secToken(acc), nil)
+				r := a.do(rt.method, path, a.tokenWithScopes(acc), nil)
 				if r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
 					t.Fatalf("a token without scopes: %d %s", r.status, r.body)
 				}
@@ -249,12 +121,12 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 					others = append(others, s)
 				}
 			}
-			r = a.do(rt.method, path, a.secToken(acc, others...), nil)
-			secProblem(t, r, http.StatusForbidden, "insufficient_scope")
+			r = a.do(rt.method, path, a.tokenWithScopes(acc, others...), nil)
+			problem(t, r, http.StatusForbidden, "insufficient_scope")
 			if !strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
 				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 			}
-			if r := a.do(rt.method, path, a.secToken(acc, rt.scope), nil); r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
+			if r := a.do(rt.method, path, a.tokenWithScopes(acc, rt.scope), nil); r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
 				t.Fatalf("with exactly %s: %d %s", rt.scope, r.status, r.body)
 			}
 		})
@@ -263,9 +135,9 @@ func TestOWASPAPI5EveryRouteDemandsItsScope(t *testing.T) {
 		t.Parallel()
 		created := a.newAccount(domain.ScopeTransactionRead)
 		// A token claiming every scope (as a compromised issuer or an old token might).
-		tok := a.secToken(created, domain.AllScopes()...)
-		secProblem(t, a.do("POST", "/transaction", tok, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
-		granted := a.secTokenFromEndpoint(created.Credential.ClientID, created.Credential.Secret).json(t)
+		tok := a.tokenWithScopes(created, domain.AllScopes()...)
+		problem(t, a.do("POST", "/transaction", tok, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
+		granted := a.clientCredentials(created.Credential.ClientID, created.Credential.Secret).json(t)
 		if granted["scope"] != "transaction:read" {
 			t.Fatalf("the token endpoint granted %v", granted["scope"])
 		}
@@ -278,9 +150,9 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 		t.Parallel()
 		prod := secAPI(t, apiSettings{NoSandbox: true})
 		_, tok := prod.account()
-		id := prod.secCreate(t, tok, 1_000)
+		id := prod.charge(t, tok, 1_000)
 		notFound := prod.do("GET", "/no/such/route", tok, nil)
-		secProblem(t, notFound, http.StatusNotFound, "not_found")
+		problem(t, notFound, http.StatusNotFound, "not_found")
 		t.Run("refused", func(t *testing.T) {
 			for _, template := range []string{
 				"/sandbox/transaction/{id}/pay", "/sandbox/transaction/{id}/med/open",
@@ -291,9 +163,9 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 				t.Run("POST "+template+" does not exist in production without its setting", func(t *testing.T) {
 					t.Parallel()
 					path := strings.ReplaceAll(template, "{id}", id)
-					r := prod.do("POST", path, tok, nil, "Authorization", "Bearer "+secAcquirerSecret)
-					secProblem(t, r, http.StatusNotFound, "not_found")
-					if x, y := secStrip(t, r), secStrip(t, notFound); x != y {
+					r := prod.do("POST", path, tok, nil, "Authorization", "Bearer "+acquirerSecret)
+					problem(t, r, http.StatusNotFound, "not_found")
+					if x, y := problemBody(t, r), problemBody(t, notFound); x != y {
 						t.Fatalf("answers apart from an unknown route:\n%s\n%s", x, y)
 					}
 				})
@@ -304,20 +176,20 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 				t.Errorf("route %s is registered in production", r)
 			}
 		}
-		if got := prod.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+		if got := prod.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 			t.Fatalf("status %v", got)
 		}
 	})
 
 	t.Run("the acquirer route refuses a merchant's token, and merchant routes the acquirer's secret", func(t *testing.T) {
 		t.Parallel()
-		a := secAPI(t, apiSettings{NoSandbox: true, AcquirerSecret: secAcquirerSecret})
+		a := secAPI(t, apiSettings{NoSandbox: true, AcquirerSecret: acquirerSecret})
 		_, tok := a.account()
-		id := a.secCreate(t, tok, 1_000)
-		entry := map[string]any{"pix": []any{secPix(secTxID(t, id), secE2E)}}
-		secProblem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
-		secProblem(t, a.do("GET", "/transaction/"+id, secAcquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
-		if got := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+		id := a.charge(t, tok, 1_000)
+		entry := map[string]any{"pix": []any{pixPayment(pixTxID(t, id), acquirerE2E)}}
+		problem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
+		problem(t, a.do("GET", "/transaction/"+id, acquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
+		if got := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 			t.Fatalf("a refused callback moved the transaction to %v", got)
 		}
 	})
@@ -330,9 +202,9 @@ func TestOWASPAPI6ConcurrentWithdrawalsThroughTwoCredentialsNeverOverdraw(t *tes
 	t.Parallel()
 	a := secAPI(t, apiSettings{Fee: &domain.FeePolicy{}, WithdrawalFee: 100})
 	_, first := a.account()
-	c := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", first, nil).json(t)
-	second := a.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string)).json(t)["access_token"].(string)
-	a.secPaid(t, first, 10_000)
+	c := a.want(t, http.StatusCreated, "POST", "/auth/credentials", first, nil).json(t)
+	second := a.clientCredentials(c["client_id"].(string), c["client_secret"].(string)).json(t)["access_token"].(string)
+	a.paidCharge(t, first, 10_000)
 	const n = 40
 	statuses := make([]int, n)
 	var wg sync.WaitGroup
@@ -363,7 +235,7 @@ func TestOWASPAPI6ConcurrentWithdrawalsThroughTwoCredentialsNeverOverdraw(t *tes
 	if created != 4 { // 4 × (2400 + 100) = 10 000
 		t.Fatalf("%d withdrawals went through, want exactly 4", created)
 	}
-	if got := a.secWant(t, http.StatusOK, "GET", "/balance", first, nil).json(t)["available"]; got != float64(0) {
+	if got := a.want(t, http.StatusOK, "GET", "/balance", first, nil).json(t)["available"]; got != float64(0) {
 		t.Fatalf("available = %v, want 0", got)
 	}
 }
@@ -373,7 +245,7 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 	a := secAPI(t, apiSettings{Fee: &domain.FeePolicy{}})
 	_, tok := a.account()
 	_, other := a.account()
-	a.secPaid(t, tok, 100_000)
+	a.paidCharge(t, tok, 100_000)
 	const n = 30
 	race := func(t *testing.T, path string, body map[string]any) [][]byte {
 		bodies := make([][]byte, n)
@@ -403,12 +275,12 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 		body := minimalTransaction()
 		body["externalCode"] = "replayed-order-1"
 		race(t, "/transaction", body)
-		list := a.secWant(t, http.StatusOK, "GET", "/transaction?externalCode=replayed-order-1", tok, nil).json(t)
+		list := a.want(t, http.StatusOK, "GET", "/transaction?externalCode=replayed-order-1", tok, nil).json(t)
 		if list["total"] != float64(1) {
 			t.Fatalf("%v transactions for one key", list["total"])
 		}
 		body["amount"] = 999
-		secProblem(t, a.do("POST", "/transaction", tok, body, "Idempotency-Key", "replayed-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
+		problem(t, a.do("POST", "/transaction", tok, body, "Idempotency-Key", "replayed-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
 		// Keys belong to one account: another account's key is its own.
 		body["amount"] = 1000
 		if r := a.do("POST", "/transaction", other, body, "Idempotency-Key", "replayed-key-0001"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
@@ -416,13 +288,13 @@ func TestOWASPAPI6ReplaysWithOneIdempotencyKeyCreateOneResource(t *testing.T) {
 		}
 	})
 	t.Run("POST /withdrawal", func(t *testing.T) {
-		before := a.secWant(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
+		before := a.want(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
 		race(t, "/withdrawal", map[string]any{"amount": 1_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}})
-		after := a.secWant(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
+		after := a.want(t, http.StatusOK, "GET", "/balance", tok, nil).json(t)["available"].(float64)
 		if before-after != 1_000 {
 			t.Fatalf("the balance went from %v to %v: %v withdrawn for one key", before, after, before-after)
 		}
-		secProblem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 2_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}},
+		problem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 2_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}},
 			"Idempotency-Key", "replayed-key-0001"), http.StatusUnprocessableEntity, "idempotency_key_reused")
 	})
 }
@@ -454,15 +326,15 @@ func TestOWASPAPI6ConcurrentStepsOfOnePaymentHappenOnce(t *testing.T) {
 		}
 		return ok
 	}
-	a.secPaid(t, tok, 100_000) // a refund needs the available balance to cover it; fees took some of this payment's
-	id := a.secCreate(t, tok, 1_000)
+	a.paidCharge(t, tok, 100_000) // a refund needs the available balance to cover it; fees took some of this payment's
+	id := a.charge(t, tok, 1_000)
 	if n := race("/sandbox/transaction/" + id + "/pay"); n != 1 {
 		t.Fatalf("%d payments went through, want 1", n)
 	}
 	if n := race("/transaction/" + id + "/refund"); n != 1 {
 		t.Fatalf("%d refunds went through, want 1", n)
 	}
-	got := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)
+	got := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)
 	var statuses []string
 	for _, h := range got["statusHistory"].([]any) {
 		statuses = append(statuses, h.(map[string]any)["status"].(string))
@@ -479,7 +351,7 @@ func TestOWASPAPI7WebhookURLsOfLocalHostsAndIPLiteralsAreRefusedAtValidation(t *
 	t.Parallel()
 	a := secAPI(t)
 	_, tok := a.account()
-	a.secPaid(t, tok, 100_000)
+	a.paidCharge(t, tok, 100_000)
 	for _, u := range []string{
 		"https://localhost/hook", "https://localhost:8443/hook", "https://127.0.0.1/hook", "https://[::1]/hook",
 		"https://10.0.0.1/hook", "https://169.254.169.254/latest/meta-data/", "https://[fd00::1]/hook",
@@ -494,11 +366,11 @@ func TestOWASPAPI7WebhookURLsOfLocalHostsAndIPLiteralsAreRefusedAtValidation(t *
 			t.Parallel()
 			body := minimalTransaction()
 			body["webhookUrl"] = u
-			fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 			if len(fields) != 1 || !strings.HasPrefix(fields[0], "webhookUrl ") {
 				t.Fatalf("errors %v", fields)
 			}
-			fields = secProblem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 1, "webhookUrl": u,
+			fields = problem(t, a.do("POST", "/withdrawal", tok, map[string]any{"amount": 1, "webhookUrl": u,
 				"pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}}), http.StatusUnprocessableEntity, "validation_failed")
 			if len(fields) != 1 || !strings.HasPrefix(fields[0], "webhookUrl ") {
 				t.Fatalf("withdrawal errors %v", fields)
@@ -509,7 +381,7 @@ func TestOWASPAPI7WebhookURLsOfLocalHostsAndIPLiteralsAreRefusedAtValidation(t *
 
 func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *testing.T) {
 	t.Parallel()
-	rc := newSecReceiver(t)
+	rc := newWebhookReceiver(t)
 	for _, c := range []struct {
 		name  string
 		addrs []string
@@ -523,7 +395,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			res := &secResolver{}
+			res := &resolver{}
 			for _, a := range c.addrs {
 				res.addrs = append(res.addrs, netip.MustParseAddr(a))
 			}
@@ -544,7 +416,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 			_, tok := a.account()
 			body := minimalTransaction()
 			body["webhookUrl"] = rc.url("/hooks/pix")
-			id := a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body).json(t)["id"].(string)
+			id := a.want(t, http.StatusCreated, "POST", "/transaction", tok, body).json(t)["id"].(string)
 			if n := a.deliver(); n != 1 {
 				t.Fatalf("DeliverDue = %d; want one attempt made", n)
 			}
@@ -559,7 +431,7 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 			if len(dialed) != 0 {
 				t.Fatalf("the sender connected to %v", dialed)
 			}
-			events := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id+"/events", tok, nil).json(t)["data"].([]any)
+			events := a.want(t, http.StatusOK, "GET", "/transaction/"+id+"/events", tok, nil).json(t)["data"].([]any)
 			if len(events) != 1 {
 				t.Fatalf("%d events", len(events))
 			}
@@ -590,10 +462,10 @@ func TestOWASPAPI7AWebhookHostResolvingToAPrivateAddressIsNeverContacted(t *test
 
 func TestOWASPAPI8EveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	acc := a.newAccount()
-	tok := a.secToken(acc, domain.AllScopes()...)
-	id := a.secCreate(t, tok, 1_000)
+	tok := a.tokenWithScopes(acc, domain.AllScopes()...)
+	id := a.charge(t, tok, 1_000)
 	form := url.Values{"client_id": {acc.Credential.ClientID}, "client_secret": {acc.Credential.Secret}}.Encode()
 	formCT := []string{"Content-Type", "application/x-www-form-urlencoded"}
 	answers := []struct {
@@ -614,7 +486,7 @@ func TestOWASPAPI8EveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 		{"problem 404", a.do("GET", "/nowhere", "", nil), true},
 		{"problem 405", a.do("PUT", "/transaction", tok, nil), true},
 		{"problem 422", a.do("POST", "/transaction", tok, `{`), true},
-		{"acquirer 200", a.do("POST", "/acquirer/pix", "", `{"pix": []}`, "Authorization", "Bearer "+secAcquirerSecret), true},
+		{"acquirer 200", a.do("POST", "/acquirer/pix", "", `{"pix": []}`, "Authorization", "Bearer "+acquirerSecret), true},
 		{"healthz 200", a.do("GET", "/healthz", "", nil), false},
 		{"jwks 200", a.do("GET", "/.well-known/jwks.json", "", nil), false},
 	}
@@ -652,13 +524,13 @@ func TestOWASPAPI8UnknownRoutesAndMethodsAnswerProblems(t *testing.T) {
 		{"GET", "/v1/transaction", http.StatusNotFound, "not_found"},
 		{"TRACE", "/transaction", http.StatusMethodNotAllowed, "method_not_allowed"},
 		{"OPTIONS", "/transaction", http.StatusMethodNotAllowed, "method_not_allowed"},
-		{"PUT", "/transaction/" + secUnknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
-		{"DELETE", "/transaction/" + secUnknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
-		{"PATCH", "/withdrawal/" + secUnknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"PUT", "/transaction/" + unknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"DELETE", "/transaction/" + unknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"PATCH", "/withdrawal/" + unknownID, http.StatusMethodNotAllowed, "method_not_allowed"},
 		// gorilla/mux v1.8.1 answers 404 rather than 405 when a route registered later accepts
 		// the method (here POST): either is a problem, and no handler runs.
 		{"POST", "/balance", 0, ""},
-		{"POST", "/withdrawal/" + secUnknownID, 0, ""},
+		{"POST", "/withdrawal/" + unknownID, 0, ""},
 	} {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
 			t.Parallel()
@@ -670,7 +542,7 @@ func TestOWASPAPI8UnknownRoutesAndMethodsAnswerProblems(t *testing.T) {
 					c.status, c.code = http.StatusMethodNotAllowed, "method_not_allowed"
 				}
 			}
-			secProblem(t, r, c.status, c.code)
+			problem(t, r, c.status, c.code)
 			if bytes.Contains(r.body, []byte(tok)) {
 				t.Fatal("the answer echoes the token")
 			}
@@ -680,7 +552,7 @@ func TestOWASPAPI8UnknownRoutesAndMethodsAnswerProblems(t *testing.T) {
 
 func TestOWASPAPI8ErrorAnswersShowNoInternals(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
 	for _, c := range []struct{ name, method, path, auth, body string }{
 		{"broken JSON", "POST", "/transaction", "Bearer " + tok, `{"amount": 10,`},
@@ -690,7 +562,7 @@ func TestOWASPAPI8ErrorAnswersShowNoInternals(t *testing.T) {
 		{"wrong types everywhere", "POST", "/transaction", "Bearer " + tok, `{"amount": "1", "pix": 1, "items": {}, "customer": []}`},
 		{"a malformed id", "GET", "/transaction/%00%ff", "Bearer " + tok, ""},
 		{"a malformed token", "GET", "/transaction", "Bearer a.b.c", ""},
-		{"a callback of the wrong shape", "POST", "/acquirer/pix", "Bearer " + secAcquirerSecret, `{"pix": {"valor": 10, "horario": []}}`},
+		{"a callback of the wrong shape", "POST", "/acquirer/pix", "Bearer " + acquirerSecret, `{"pix": {"valor": 10, "horario": []}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -713,13 +585,13 @@ func TestOWASPAPI8ErrorAnswersShowNoInternals(t *testing.T) {
 
 func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
-	id := a.secCreate(t, tok, 1_000)
-	txid := secTxID(t, id)
-	before := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body
+	id := a.charge(t, tok, 1_000)
+	txid := pixTxID(t, id)
+	before := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body
 	with := func(changes map[string]any) string {
-		p := secPix(txid, secE2E)
+		p := pixPayment(txid, acquirerE2E)
 		for k, v := range changes {
 			if v == nil {
 				delete(p, k)
@@ -727,11 +599,11 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 				p[k] = v
 			}
 		}
-		return secJSON(t, map[string]any{"pix": []any{p}})
+		return jsonText(t, map[string]any{"pix": []any{p}})
 	}
 	many := make([]any, 1001)
 	for i := range many {
-		many[i] = secPix(txid, secE2E)
+		many[i] = pixPayment(txid, acquirerE2E)
 	}
 	cases := []struct{ name, body string }{
 		{"not JSON", `{"pix": [`},
@@ -740,7 +612,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		{"a JSON array", `[{"txid": "x"}]`},
 		{"null", `null`},
 		{"pix as a string", `{"pix": "all of them"}`},
-		{"1001 entries", secJSON(t, map[string]any{"pix": many})},
+		{"1001 entries", jsonText(t, map[string]any{"pix": many})},
 	}
 	// Garbage inside an entry spoils that entry only: it is answered invalid, and applies
 	// nothing.
@@ -770,7 +642,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		for _, c := range cases {
 			t.Run(c.name+" answers 4xx", func(t *testing.T) {
 				t.Parallel()
-				r := a.secNotify(c.body)
+				r := a.postAcquirer(c.body)
 				if r.status < 400 || r.status >= 500 {
 					t.Fatalf("status %d: %.300s", r.status, r.body)
 				}
@@ -782,7 +654,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		for _, c := range entries {
 			t.Run(c.name+" is invalid", func(t *testing.T) {
 				t.Parallel()
-				res := secResults(t, a.secNotify(c.body))
+				res := a.acquirerNotify(t, c.body)
 				for _, r := range res {
 					if r.Outcome != "invalid" || r.Detail == "" || len(r.EndToEndID) > 32 {
 						t.Fatalf("result %.300v, want invalid", r)
@@ -791,11 +663,11 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 			})
 		}
 	})
-	if after := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body; !bytes.Equal(before, after) {
+	if after := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body; !bytes.Equal(before, after) {
 		t.Fatalf("garbage moved the transaction:\n%s\n%s", before, after)
 	}
 	t.Run("control: the well-formed callback pays it", func(t *testing.T) {
-		if res := secResults(t, a.secNotify(map[string]any{"pix": []any{secPix(txid, secE2E)}})); len(res) != 1 || res[0].Outcome != "applied" {
+		if res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPayment(txid, acquirerE2E)}}); len(res) != 1 || res[0].Outcome != "applied" {
 			t.Fatalf("%+v", res)
 		}
 	})
@@ -807,16 +679,13 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 
 func TestWebhookForgeryAndReplayFailTheReceiversVerification(t *testing.T) {
 	t.Parallel()
-	rc := newSecReceiver(t)
-	// As serve with PIXGATE_WEBHOOK_ALLOW_PRIVATE=true and the receiver's CA, every name
-	// resolved to loopback.
-	a := newAPI(t, apiSettings{Webhook: webhook.Options{AllowPrivate: true, CAFile: rc.caFile,
-		Resolver: &secResolver{addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}}})
+	rc := newWebhookReceiver(t)
+	a := newWebhookAPI(t, rc)
 	accountID, tok := a.account()
 	otherID, _ := a.account()
 	body := minimalTransaction()
 	body["webhookUrl"] = rc.url("/hooks/pix")
-	a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body)
+	a.want(t, http.StatusCreated, "POST", "/transaction", tok, body)
 	if n := a.deliver(); n != 1 {
 		t.Fatalf("DeliverDue = %d", n)
 	}

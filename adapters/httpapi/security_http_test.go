@@ -95,19 +95,19 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 	a := secAPI(t)
 	_, owner := a.account()
 	_, stranger := a.account()
-	a.secPaid(t, stranger, 1_000_000) // the stranger has money and every scope: nothing but ownership stops it
+	a.paidCharge(t, stranger, 1_000_000) // the stranger has money and every scope: nothing but ownership stops it
 
-	txNew := a.secCreate(t, owner, 1_000)
-	txPaid := a.secPaid(t, owner, 1_000)
-	txBlocked := a.secPaid(t, owner, 1_000)
-	a.secWant(t, http.StatusOK, "POST", "/sandbox/transaction/"+txBlocked+"/med/open", owner, nil)
-	txRefunding := a.secPaid(t, owner, 1_000)
-	a.secWant(t, http.StatusAccepted, "POST", "/transaction/"+txRefunding+"/refund", owner, nil)
-	a.secPaid(t, owner, 1_000_000)
-	wdProcessed := a.secWithdraw(t, owner, 1_000)
+	txNew := a.charge(t, owner, 1_000)
+	txPaid := a.paidCharge(t, owner, 1_000)
+	txBlocked := a.paidCharge(t, owner, 1_000)
+	a.want(t, http.StatusOK, "POST", "/sandbox/transaction/"+txBlocked+"/med/open", owner, nil)
+	txRefunding := a.paidCharge(t, owner, 1_000)
+	a.want(t, http.StatusAccepted, "POST", "/transaction/"+txRefunding+"/refund", owner, nil)
+	a.paidCharge(t, owner, 1_000_000)
+	wdProcessed := a.mustWithdraw(t, owner, 1_000)["id"].(string)
 	a.payOut()
-	wdProcessing := a.secWithdraw(t, owner, 1_000)
-	cred := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", owner, nil).json(t)
+	wdProcessing := a.mustWithdraw(t, owner, 1_000)["id"].(string)
+	cred := a.want(t, http.StatusCreated, "POST", "/auth/credentials", owner, nil).json(t)
 	clientID, secret := cred["client_id"].(string), cred["client_secret"].(string)
 
 	routes := []struct{ method, template, id string }{
@@ -145,12 +145,12 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 
 	snapshot := func(t *testing.T) map[string]string {
 		s := map[string]string{"balance": a.secBalance(t, owner),
-			"statement": string(a.secWant(t, http.StatusOK, "GET", "/balance/entries?limit=100", owner, nil).body)}
+			"statement": string(a.want(t, http.StatusOK, "GET", "/balance/entries?limit=100", owner, nil).body)}
 		for _, id := range []string{txNew, txPaid, txBlocked, txRefunding} {
-			s[id] = string(a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, owner, nil).body)
+			s[id] = string(a.want(t, http.StatusOK, "GET", "/transaction/"+id, owner, nil).body)
 		}
 		for _, id := range []string{wdProcessed, wdProcessing} {
-			s[id] = string(a.secWant(t, http.StatusOK, "GET", "/withdrawal/"+id, owner, nil).body)
+			s[id] = string(a.want(t, http.StatusOK, "GET", "/withdrawal/"+id, owner, nil).body)
 		}
 		return s
 	}
@@ -166,10 +166,10 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 					return strings.NewReplacer("{id}", id, "{clientId}", id).Replace(r.template)
 				}
 				theirs := a.do(r.method, path(r.id), stranger, nil)
-				secProblem(t, theirs, http.StatusNotFound, "not_found")
-				unknown := a.do(r.method, path(secUnknownID), stranger, nil)
-				secProblem(t, unknown, http.StatusNotFound, "not_found")
-				if x, y := secStrip(t, theirs), secStrip(t, unknown); x != y {
+				problem(t, theirs, http.StatusNotFound, "not_found")
+				unknown := a.do(r.method, path(unknownID), stranger, nil)
+				problem(t, unknown, http.StatusNotFound, "not_found")
+				if x, y := problemBody(t, theirs), problemBody(t, unknown); x != y {
 					t.Fatalf("another account's id answers\n%s\nan unknown id\n%s", x, y)
 				}
 				if !secSameHeaders(theirs.header, unknown.header, "X-Request-Id", "Date") {
@@ -189,7 +189,7 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 		if got := a.secBalance(t, stranger); got != strangerBalance {
 			t.Errorf("the stranger's balance moved: %s -> %s", strangerBalance, got)
 		}
-		if r := a.secTokenFromEndpoint(clientID, secret); r.status != http.StatusOK {
+		if r := a.clientCredentials(clientID, secret); r.status != http.StatusOK {
 			t.Errorf("the owner's credential no longer works: %d %s", r.status, r.body)
 		}
 	})
@@ -212,7 +212,7 @@ func TestOWASPAPI1AnotherAccountsIDAnswersExactlyLikeAnUnknownIDOnEveryRoute(t *
 	t.Run("the list shows only the caller's own transactions", func(t *testing.T) {
 		t.Parallel()
 		for _, q := range []string{"", "?id=" + txNew, "?perPage=100", "?status=PAID&status=BLOCKED&status=PROCESSING_REFUND"} {
-			r := a.secWant(t, http.StatusOK, "GET", "/transaction"+q, stranger, nil)
+			r := a.want(t, http.StatusOK, "GET", "/transaction"+q, stranger, nil)
 			for _, id := range []string{txNew, txPaid, txBlocked, txRefunding} {
 				if bytes.Contains(r.body, []byte(id)) {
 					t.Fatalf("GET /transaction%s shows the owner's %s to the stranger", q, id)
@@ -297,7 +297,7 @@ func (a *api) secJWKSKey(t *testing.T) (kid string, pub *rsa.PublicKey, modulus 
 	var doc struct {
 		Keys []struct{ Kid, N, E string } `json:"keys"`
 	}
-	r := a.secWant(t, http.StatusOK, "GET", "/.well-known/jwks.json", "", nil)
+	r := a.want(t, http.StatusOK, "GET", "/.well-known/jwks.json", "", nil)
 	if err := json.Unmarshal(r.body, &doc); err != nil || len(doc.Keys) != 1 {
 		t.Fatalf("JWKS %s: %v", r.body, err)
 	}
@@ -315,7 +315,7 @@ func TestOWASPAPI2ForgedExpiredAndMisaddressedTokensAllAnswerTheSame401(t *testi
 	a := secAPI(t)
 	serverKey, otherKey := secKeys(t)
 	created := a.newAccount()
-	real := a.secToken(created, domain.AllScopes()...)
+	real := a.tokenWithScopes(created, domain.AllScopes()...)
 	other := a.newAccount()
 	header, claims := secSplit(t, real)
 	kid, pub, modulus := a.secJWKSKey(t)
@@ -330,8 +330,8 @@ func TestOWASPAPI2ForgedExpiredAndMisaddressedTokensAllAnswerTheSame401(t *testi
 	signed := secRS256(serverKey)
 
 	t.Run("control: the same claims signed with the server's key are accepted", func(t *testing.T) {
-		a.secWant(t, http.StatusOK, "GET", "/transaction", secForge(t, header, claims, signed), nil)
-		a.secWant(t, http.StatusOK, "GET", "/transaction", secForge(t, header, secWith(claims, map[string]any{"jti": "another-jti"}), signed), nil)
+		a.want(t, http.StatusOK, "GET", "/transaction", secForge(t, header, claims, signed), nil)
+		a.want(t, http.StatusOK, "GET", "/transaction", secForge(t, header, secWith(claims, map[string]any{"jti": "another-jti"}), signed), nil)
 	})
 
 	hs := secWith(header, map[string]any{"alg": "HS256"})
@@ -369,23 +369,23 @@ func TestOWASPAPI2ForgedExpiredAndMisaddressedTokensAllAnswerTheSame401(t *testi
 		{"without iss", secForge(t, header, secWith(claims, map[string]any{"iss": nil}), signed)},
 		{"naming another account with this credential", secForge(t, header, secWith(claims, map[string]any{"sub": other.Account.ID()}), signed)},
 		{"naming another account's credential", secForge(t, header, secWith(claims, map[string]any{"client_id": other.Credential.ClientID}), signed)},
-		{"of a credential that does not exist", secForge(t, header, secWith(claims, map[string]any{"client_id": secUnknownID}), signed)},
+		{"of a credential that does not exist", secForge(t, header, secWith(claims, map[string]any{"client_id": unknownID}), signed)},
 		{"over 8 KiB", secForge(t, header, secWith(claims, map[string]any{"pad": strings.Repeat("a", 9<<10)}), signed)},
 		{"with a flipped trailing base64 bit in its signature (the same bytes to a lenient decoder)", secFlipTrailingBit(t, real)},
 		{"with a crit header, signed by the server's key", secForge(t, secWith(header, map[string]any{"crit": []string{"b64"}, "b64": true}), claims, signed)},
 	}
 	reference := a.do("GET", "/transaction", "", nil, "Authorization", "Bearer not.a.jwt")
-	secProblem(t, reference, http.StatusUnauthorized, "unauthorized")
+	problem(t, reference, http.StatusUnauthorized, "unauthorized")
 	t.Run("refused", func(t *testing.T) {
 		for _, c := range cases {
 			t.Run("a token "+c.name+" answers 401 with the one body", func(t *testing.T) {
 				t.Parallel()
 				r := a.do("GET", "/transaction", c.token, nil)
-				secProblem(t, r, http.StatusUnauthorized, "unauthorized")
+				problem(t, r, http.StatusUnauthorized, "unauthorized")
 				if got := r.header.Get("WWW-Authenticate"); got != `Bearer error="invalid_token"` {
 					t.Errorf("WWW-Authenticate = %q", got)
 				}
-				if x, y := secStrip(t, r), secStrip(t, reference); x != y {
+				if x, y := problemBody(t, r), problemBody(t, reference); x != y {
 					t.Fatalf("the body tells this refusal apart:\n%s\n%s", x, y)
 				}
 			})
@@ -402,40 +402,40 @@ func TestOWASPAPI2ARevokedCredentialsTokensStopWorkingAtOnce(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t)
 	_, tok := a.account()
-	cred := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil)
+	cred := a.want(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil)
 	if cred.header.Get("Cache-Control") != "no-store" {
 		t.Errorf("the new secret's answer is cacheable: Cache-Control %q", cred.header.Get("Cache-Control"))
 	}
 	c := cred.json(t)
 	clientID, secret := c["client_id"].(string), c["client_secret"].(string)
-	granted := a.secTokenFromEndpoint(clientID, secret)
+	granted := a.clientCredentials(clientID, secret)
 	if granted.status != http.StatusOK {
 		t.Fatalf("token: %d %s", granted.status, granted.body)
 	}
 	second := granted.json(t)["access_token"].(string)
-	a.secWant(t, http.StatusOK, "GET", "/transaction", second, nil)
+	a.want(t, http.StatusOK, "GET", "/transaction", second, nil)
 
-	a.secWant(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+clientID, tok, nil)
+	a.want(t, http.StatusNoContent, "DELETE", "/auth/credentials/"+clientID, tok, nil)
 
 	reference := a.do("GET", "/transaction", "garbage", nil)
 	r := a.do("GET", "/transaction", second, nil)
-	secProblem(t, r, http.StatusUnauthorized, "unauthorized")
-	if x, y := secStrip(t, r), secStrip(t, reference); x != y {
+	problem(t, r, http.StatusUnauthorized, "unauthorized")
+	if x, y := problemBody(t, r), problemBody(t, reference); x != y {
 		t.Fatalf("a revoked credential's token answers apart:\n%s\n%s", x, y)
 	}
-	again := a.secTokenFromEndpoint(clientID, secret)
+	again := a.clientCredentials(clientID, secret)
 	if again.status != http.StatusUnauthorized || again.json(t)["error"] != "invalid_client" {
 		t.Fatalf("the revoked credential still obtains tokens: %d %s", again.status, again.body)
 	}
-	a.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil) // the other credential lives on
+	a.want(t, http.StatusOK, "GET", "/transaction", tok, nil) // the other credential lives on
 }
 
 func TestOWASPAPI2ADisabledAccountAnswers403Forbidden(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t)
 	accountID, tok := a.account()
-	c := a.secWant(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil).json(t)
-	id := a.secCreate(t, tok, 1_000)
+	c := a.want(t, http.StatusCreated, "POST", "/auth/credentials", tok, nil).json(t)
+	id := a.charge(t, tok, 1_000)
 	must(t, application.NewDisableAccount(a.accounts).Execute(context.Background(), accountID))
 	for _, rt := range []struct {
 		method, path string
@@ -446,12 +446,12 @@ func TestOWASPAPI2ADisabledAccountAnswers403Forbidden(t *testing.T) {
 	} {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			t.Parallel()
-			secProblem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "forbidden")
+			problem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "forbidden")
 		})
 	}
 	t.Run("its credentials obtain no token", func(t *testing.T) {
 		t.Parallel()
-		r := a.secTokenFromEndpoint(c["client_id"].(string), c["client_secret"].(string))
+		r := a.clientCredentials(c["client_id"].(string), c["client_secret"].(string))
 		if r.status != http.StatusUnauthorized || r.json(t)["error"] != "invalid_client" {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
@@ -472,9 +472,9 @@ func TestOWASPAPI2TheTokenEndpointTellsNoCredentialFailureApart(t *testing.T) {
 		}
 		return string(r.body)
 	}
-	unknown := strip(a.secTokenFromEndpoint(secUnknownID, x.Credential.Secret))
-	wrong := strip(a.secTokenFromEndpoint(x.Credential.ClientID, x.Credential.Secret+"x"))
-	crossed := strip(a.secTokenFromEndpoint(x.Credential.ClientID, y.Credential.Secret))
+	unknown := strip(a.clientCredentials(unknownID, x.Credential.Secret))
+	wrong := strip(a.clientCredentials(x.Credential.ClientID, x.Credential.Secret+"x"))
+	crossed := strip(a.clientCredentials(x.Credential.ClientID, y.Credential.Secret))
 	if unknown != wrong || wrong != crossed {
 		t.Fatalf("bodies differ:\n%s\n%s\n%s", unknown, wrong, crossed)
 	}
@@ -522,7 +522,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTTransaction(t *testing.T) {
 				t.Parallel()
 				body := minimalTransaction()
 				body[name] = value
-				fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+				fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 				if !slices.Equal(fields, []string{name + " unknown_field"}) {
 					t.Fatalf("errors %v", fields)
 				}
@@ -534,7 +534,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTTransaction(t *testing.T) {
 			body["customer"].(map[string]any)["document"] = map[string]any{"value": validCNPJ, "type": "CNPJ"}
 			body["items"].([]any)[0].(map[string]any)["id"] = "x"
 			body["pix"] = map[string]any{"expirationSeconds": 600, "uri": "000201"}
-			fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 			want := []string{"customer.document invalid_type", "items[0].id unknown_field", "pix.uri unknown_field"}
 			if !slices.Equal(fields, want) {
 				t.Fatalf("errors %v, want %v", fields, want)
@@ -542,7 +542,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTTransaction(t *testing.T) {
 		})
 	})
 	t.Run("nothing of the kind was stored", func(t *testing.T) {
-		if total := a.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil).json(t)["total"]; total != float64(0) {
+		if total := a.want(t, http.StatusOK, "GET", "/transaction", tok, nil).json(t)["total"]; total != float64(0) {
 			t.Fatalf("%v transactions stored", total)
 		}
 	})
@@ -552,11 +552,11 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTWithdrawal(t *testing.T) {
 	t.Parallel()
 	a := secAPI(t)
 	_, tok := a.account()
-	a.secPaid(t, tok, 100_000)
+	a.paidCharge(t, tok, 100_000)
 	before := a.secBalance(t, tok)
 	t.Run("refused", func(t *testing.T) {
 		for name, value := range map[string]any{
-			"id": secUnknownID, "status": "PROCESSED", "amountWithdrawn": 1, "processedDate": "2020-01-01T00:00:00.000Z",
+			"id": unknownID, "status": "PROCESSED", "amountWithdrawn": 1, "processedDate": "2020-01-01T00:00:00.000Z",
 			"feeAmount": 0, "acquirer": "EVIL", "method": "PIX", "createdAt": "2020-01-01T00:00:00.000Z",
 			"updatedAt": "2020-01-01T00:00:00.000Z", "statusHistory": []any{}, "errorMessage": "x",
 			"endToEnd": "E00360305202611221419aBcDeFgHiJk", "payer": map[string]any{}, "receiver": map[string]any{},
@@ -565,7 +565,7 @@ func TestOWASPAPI3ServerFieldsCannotBeSetThroughPOSTWithdrawal(t *testing.T) {
 			t.Run(name+" answers 422 unknown_field", func(t *testing.T) {
 				t.Parallel()
 				body := map[string]any{"amount": 1_000, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}, name: value}
-				fields := secProblem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+				fields := problem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 				if !slices.Equal(fields, []string{name + " unknown_field"}) {
 					t.Fatalf("errors %v", fields)
 				}
@@ -583,18 +583,18 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 	accountID, tok := a.account()
 	body := fullTransaction()
 	body["idempotencyKey"] = "secret-idempotency-key-0001"
-	created := a.secWant(t, http.StatusCreated, "POST", "/transaction", tok, body)
+	created := a.want(t, http.StatusCreated, "POST", "/transaction", tok, body)
 	id := created.json(t)["id"].(string)
-	a.secPaid(t, tok, 10_000)
-	wd := a.secWant(t, http.StatusCreated, "POST", "/withdrawal", tok, map[string]any{"amount": 1, "pixKey": map[string]any{"key": validCPF, "type": "CPF"}})
+	a.paidCharge(t, tok, 10_000)
+	wd := a.want(t, http.StatusCreated, "POST", "/withdrawal", tok, map[string]any{"amount": 1, "pixKey": map[string]any{"key": validCPF, "type": "CPF"}})
 	wdID := wd.json(t)["id"].(string)
 
 	answers := map[string]response{
 		"POST /transaction":     created,
-		"GET /transaction/{id}": a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil),
-		"GET /transaction":      a.secWant(t, http.StatusOK, "GET", "/transaction", tok, nil),
+		"GET /transaction/{id}": a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil),
+		"GET /transaction":      a.want(t, http.StatusOK, "GET", "/transaction", tok, nil),
 		"POST /withdrawal":      wd,
-		"GET /withdrawal/{id}":  a.secWant(t, http.StatusOK, "GET", "/withdrawal/"+wdID, tok, nil),
+		"GET /withdrawal/{id}":  a.want(t, http.StatusOK, "GET", "/withdrawal/"+wdID, tok, nil),
 	}
 	for name, r := range answers {
 		t.Run(name, func(t *testing.T) {
@@ -635,17 +635,14 @@ func TestOWASPAPI3AnswersShowNoInternalOrUnmaskedProperty(t *testing.T) {
 // ---------------------------------------------------------------------------------------------
 // API4:2023 Unrestricted Resource Consumption
 
-// secAcquirerSecret is the acquirer's shared secret of the APIs with POST /acquirer/pix.
-const secAcquirerSecret = "acquirer-shared-secret-of-at-least-32-characters"
-
 // secReader hides its length, so that a body goes chunked, without Content-Length.
 type secReader struct{ io.Reader }
 
 func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
-	id := a.secCreate(t, tok, 1_000)
+	id := a.charge(t, tok, 1_000)
 	big := `{"metadata": {"x": "` + strings.Repeat("a", 1<<20) + `"}}`
 	t.Run("refused", func(t *testing.T) {
 		for _, rt := range []struct{ path, auth string }{
@@ -653,7 +650,7 @@ func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 			{"/withdrawal", "Bearer " + tok},
 			{"/sandbox/transaction/" + id + "/pay", "Bearer " + tok},
 			{"/transaction/" + id + "/refund", "Bearer " + tok},
-			{"/acquirer/pix", "Bearer " + secAcquirerSecret},
+			{"/acquirer/pix", "Bearer " + acquirerSecret},
 		} {
 			for _, chunked := range []bool{false, true} {
 				t.Run(fmt.Sprintf("POST %s chunked=%v", rt.path, chunked), func(t *testing.T) {
@@ -670,7 +667,7 @@ func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 					must(t, err)
 					defer res.Body.Close()
 					raw, _ := io.ReadAll(res.Body)
-					secProblem(t, response{status: res.StatusCode, header: res.Header, body: raw}, http.StatusRequestEntityTooLarge, "payload_too_large")
+					problem(t, response{status: res.StatusCode, header: res.Header, body: raw}, http.StatusRequestEntityTooLarge, "payload_too_large")
 				})
 			}
 		}
@@ -682,7 +679,7 @@ func TestOWASPAPI4BodiesOver1MiBAnswer413(t *testing.T) {
 			}
 		})
 	})
-	if r := a.secWant(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil); r.json(t)["status"] != "PIX_QRCODE_GENERATED" {
+	if r := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil); r.json(t)["status"] != "PIX_QRCODE_GENERATED" {
 		t.Fatalf("a refused body moved the transaction: %s", r.body)
 	}
 }
@@ -717,7 +714,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 			t.Parallel()
 			body := minimalTransaction()
 			c.set(body)
-			fields := secProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, []string{c.field}) {
 				t.Fatalf("errors %v", fields)
 			}
@@ -725,11 +722,11 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 	}
 	t.Run("perPage 101 answers 422; 100 is the most", func(t *testing.T) {
 		t.Parallel()
-		fields := secProblem(t, a.do("GET", "/transaction?perPage=101", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.do("GET", "/transaction?perPage=101", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(fields, []string{"perPage out_of_range"}) {
 			t.Fatalf("errors %v", fields)
 		}
-		if got := a.secWant(t, http.StatusOK, "GET", "/transaction?perPage=100", tok, nil).json(t)["perPage"]; got != float64(100) {
+		if got := a.want(t, http.StatusOK, "GET", "/transaction?perPage=100", tok, nil).json(t)["perPage"]; got != float64(100) {
 			t.Fatalf("perPage %v", got)
 		}
 	})
@@ -737,7 +734,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 		t.Parallel()
 		deep := `{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "metadata": {"x": ` +
 			strings.Repeat("[", 200_000) + strings.Repeat("]", 200_000) + `}}`
-		secProblem(t, a.do("POST", "/transaction", tok, deep), http.StatusUnprocessableEntity, "malformed_json")
+		problem(t, a.do("POST", "/transaction", tok, deep), http.StatusUnprocessableEntity, "malformed_json")
 	})
 }
 
@@ -746,7 +743,7 @@ func TestOWASPAPI4CollectionsAndPagesAreBounded(t *testing.T) {
 // way to ask for one error each.
 func TestOWASPAPI4ValidationAnswersStayBounded(t *testing.T) {
 	t.Parallel()
-	a := secAPI(t, apiSettings{AcquirerSecret: secAcquirerSecret})
+	a := secAPI(t, apiSettings{AcquirerSecret: acquirerSecret})
 	_, tok := a.account()
 	const limit = 256 << 10
 	ones := strings.TrimSuffix(strings.Repeat("1,", 400_000), ",")
@@ -759,7 +756,7 @@ func TestOWASPAPI4ValidationAnswersStayBounded(t *testing.T) {
 	}{
 		{"400 000 items of the wrong type", "/transaction", "Bearer " + tok, `{"items": [` + ones + `]}`},
 		{"80 000 unknown fields", "/transaction", "Bearer " + tok, `{` + strings.TrimSuffix(keys.String(), ",") + `}`},
-		{"400 000 callback entries of the wrong type", "/acquirer/pix", "Bearer " + secAcquirerSecret, `{"pix": [` + ones + `]}`},
+		{"400 000 callback entries of the wrong type", "/acquirer/pix", "Bearer " + acquirerSecret, `{"pix": [` + ones + `]}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 in less than 256 KiB", func(t *testing.T) {
@@ -797,17 +794,17 @@ func TestOWASPAPI4CreationIsRateLimitedPerAccount(t *testing.T) {
 	a := secAPI(t, apiSettings{Clock: newFakeClock(time.Now().UTC()), RateRPS: 1, RateBurst: 2})
 	_, tok := a.account()
 	_, other := a.account()
-	a.secCreate(t, tok, 1_000)
-	a.secCreate(t, tok, 1_000)
+	a.charge(t, tok, 1_000)
+	a.charge(t, tok, 1_000)
 	r := a.do("POST", "/transaction", tok, minimalTransaction())
-	secProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	problem(t, r, http.StatusTooManyRequests, "rate_limited")
 	if ra := r.header.Get("Retry-After"); ra == "" || strings.Trim(ra, "0123456789") != "" || ra == "0" {
 		t.Fatalf("Retry-After = %q, want whole seconds, at least 1", ra)
 	}
 	t.Run("invalid requests spend the bucket too, so they cannot be used to probe for free", func(t *testing.T) {
-		secProblem(t, a.do("POST", "/transaction", tok, `{}`), http.StatusTooManyRequests, "rate_limited")
+		problem(t, a.do("POST", "/transaction", tok, `{}`), http.StatusTooManyRequests, "rate_limited")
 	})
 	t.Run("another account is not limited by the flood", func(t *testing.T) {
-		a.secCreate(t, other, 1_000)
+		a.charge(t, other, 1_000)
 	})
 }

@@ -1,14 +1,12 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pixgate/pixgate/application"
@@ -24,26 +22,8 @@ import (
 var secDriverLeaks = []string{"db-0.internal", "10.0.3", "27017", "i/o timeout", "mongodb", "s3cr3t", "incomplete read",
 	"goroutine", ".go:", "runtime/", "panic", "index out of range"}
 
-// secLog collects log lines written from the server's goroutines.
-type secLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *secLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *secLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Server, *secLog) {
-	logs, clock := &secLog{}, newFakeClock(fakeNow)
+func secServer(repo ports.TransactionRepository, emitter ports.PixEmitter) (*Server, *LogBuffer) {
+	logs, clock := &LogBuffer{}, NewFakeClock(fakeNow)
 	s := New(Config{}, completeDeps(Deps{
 		Authenticator:     fakeAuthenticator{},
 		CreateTransaction: application.NewCreateTransaction(repo, emitter, fakeRenderer{}, fakeIDs{}, fakeCapabilities{}, clock),

@@ -18,7 +18,7 @@ import (
 )
 
 // GET /balance/entries over HTTP: the ledger's statement, its paging, filters and CSV export.
-// The money is rfSettings' (a payment's fee is 100 cents, a withdrawal's 150). Helpers here
+// The money is feeSettings' (a payment's fee is 100 cents, a withdrawal's 150). Helpers here
 // start with "st".
 
 // stEntry is one statement line as the JSON answer shows it.
@@ -91,24 +91,24 @@ func stDescribe(entries []stEntry) []string {
 
 func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
 	if page, next := a.stPage(t, tok, ""); len(page) != 0 || next != nil {
 		t.Fatalf("a new account's statement: %v %v", page, next)
 	}
 
-	sale := a.rfPaid(tok, 10_000)
-	a.rfAccepted(tok, sale, map[string]any{"amount": 2_500})
+	sale := a.paidCharge(t, tok, 10_000)
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 2_500})
 	a.settle()
-	a.rfAccepted(tok, sale, map[string]any{"amount": 1_000})
-	a.rfSandbox(tok, sale, "refund/fail")
-	b := a.rfPaid(tok, 5_000)
-	a.rfSandbox(tok, b, "med/open")
-	a.rfSandbox(tok, b, "med/reject")
-	a.rfSandbox(tok, b, "med/open")
-	a.rfSandbox(tok, b, "med/accept")
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 1_000})
+	a.sandboxStep(t, tok, sale, "refund/fail")
+	b := a.paidCharge(t, tok, 5_000)
+	a.sandboxStep(t, tok, b, "med/open")
+	a.sandboxStep(t, tok, b, "med/reject")
+	a.sandboxStep(t, tok, b, "med/open")
+	a.sandboxStep(t, tok, b, "med/accept")
 	a.settle()
-	w := a.rfMustWithdraw(tok, 1_000)["id"].(string)
+	w := a.mustWithdraw(t, tok, 1_000)["id"].(string)
 	if r := a.do("POST", "/sandbox/withdrawal/"+w+"/fail", tok, nil); r.status != http.StatusOK {
 		t.Fatalf("fail: %d %s", r.status, r.body)
 	}
@@ -133,7 +133,7 @@ func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
 	if !slices.Equal(stDescribe(got), want) {
 		t.Fatalf("statement, newest first:\n  %s\nwant\n  %s", strings.Join(stDescribe(got), "\n  "), strings.Join(want, "\n  "))
 	}
-	a.rfWantBalance("the balance is the newest entry's balanceAfter", tok, 7_300, 0, 0)
+	a.wantBalance(t, "the balance is the newest entry's balanceAfter", tok, 7_300, 0, 0)
 
 	seen := map[string]bool{}
 	var last time.Time
@@ -165,10 +165,10 @@ func TestStatementShowsEveryMovementNewestFirst(t *testing.T) {
 
 func TestStatementPagesStayExactWhileNewEntriesArrive(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
 	for range 6 {
-		a.rfPaid(tok, 1_000)
+		a.paidCharge(t, tok, 1_000)
 	}
 	everything := a.stAll(t, tok, "", 100)
 	if len(everything) != 12 {
@@ -182,7 +182,7 @@ func TestStatementPagesStayExactWhileNewEntriesArrive(t *testing.T) {
 	for pages := 1; next != nil; pages++ {
 		// New entries between every two page requests: they are newer than every page handed
 		// out, so they change none of the pages still to come.
-		a.rfPaid(tok, 1_000)
+		a.paidCharge(t, tok, 1_000)
 		added += 2
 		page, next = a.stPage(t, tok, "limit=5&cursor="+url.QueryEscape(*next))
 		walked = append(walked, page...)
@@ -217,17 +217,17 @@ func TestStatementPagesStayExactWhileNewEntriesArrive(t *testing.T) {
 
 func TestStatementFilters(t *testing.T) {
 	t.Parallel()
-	s := rfSettings()
-	clock := newFakeClock(time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC))
+	s := feeSettings(apiSettings{})
+	clock := stoppedClock()
 	s.Clock = clock
 	a := newAPI(t, s)
 	_, tok := a.account()
-	sale := a.rfPaid(tok, 10_000)
-	a.rfAccepted(tok, sale, map[string]any{"amount": 300})
+	sale := a.paidCharge(t, tok, 10_000)
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 300})
 	a.settle()
-	clock.advance(5 * time.Millisecond) // later entries get a later millisecond
-	a.rfPaid(tok, 20_000)
-	a.rfMustWithdraw(tok, 1_000)
+	clock.Advance(5 * time.Millisecond) // later entries get a later millisecond
+	a.paidCharge(t, tok, 20_000)
+	a.mustWithdraw(t, tok, 1_000)
 	all := a.stAll(t, tok, "", 100)
 
 	ofTypes := func(types ...string) []string {
@@ -301,12 +301,12 @@ func TestStatementFilters(t *testing.T) {
 
 func TestStatement422(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
 	_, other := a.account()
 	for range 3 {
-		a.rfPaid(tok, 1_000)
-		a.rfPaid(other, 1_000)
+		a.paidCharge(t, tok, 1_000)
+		a.paidCharge(t, other, 1_000)
 	}
 	_, feeCursor := a.stPage(t, tok, "type=fee&limit=1")
 	_, plainCursor := a.stPage(t, tok, "limit=1")
@@ -345,7 +345,7 @@ func TestStatement422(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 naming the parameter", func(t *testing.T) {
 			t.Parallel()
-			fields := txProblem(t, a.do("GET", "/balance/entries?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, a.do("GET", "/balance/entries?"+c.query, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, c.want) {
 				t.Fatalf("errors %v, want %v", fields, c.want)
 			}
@@ -353,7 +353,7 @@ func TestStatement422(t *testing.T) {
 	}
 	t.Run("and so does the CSV export: a problem, not a CSV", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/balance/entries?limit=0", tok, nil, "Accept", "text/csv"), http.StatusUnprocessableEntity, "validation_failed")
+		problem(t, a.do("GET", "/balance/entries?limit=0", tok, nil, "Accept", "text/csv"), http.StatusUnprocessableEntity, "validation_failed")
 	})
 	t.Run("a cursor continues its own query", func(t *testing.T) {
 		t.Parallel()
@@ -384,13 +384,13 @@ func (a *api) stCSV(t *testing.T, tok, query string) (response, [][]string) {
 
 func TestStatementAsCSVHasEveryEntryOfEveryPage(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	sale := a.rfPaid(tok, 10_000)
-	a.rfAccepted(tok, sale, map[string]any{"amount": 400})
+	sale := a.paidCharge(t, tok, 10_000)
+	a.refundAccepted(t, tok, sale, map[string]any{"amount": 400})
 	// More entries than one internal page of 100: the export reads several.
 	for range 55 {
-		a.rfPaid(tok, 1_000)
+		a.paidCharge(t, tok, 1_000)
 	}
 	all := a.stAll(t, tok, "", 100)
 	if len(all) != 113 {
@@ -455,9 +455,9 @@ func TestStatementAsCSVHasEveryEntryOfEveryPage(t *testing.T) {
 
 func TestBalanceAndStatementNeedBalanceRead(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, rfSettings())
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, all := a.account()
-	a.rfPaid(all, 1_000)
+	a.paidCharge(t, all, 1_000)
 	var others []domain.Scope
 	for _, s := range domain.AllScopes() {
 		if s != domain.ScopeBalanceRead {
@@ -471,14 +471,14 @@ func TestBalanceAndStatementNeedBalanceRead(t *testing.T) {
 			t.Run(path+" as "+accept, func(t *testing.T) {
 				t.Parallel()
 				r := a.do("GET", path, without, nil, "Accept", accept)
-				txProblem(t, r, http.StatusForbidden, "insufficient_scope")
+				problem(t, r, http.StatusForbidden, "insufficient_scope")
 				if !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="balance:read"`) {
 					t.Errorf("WWW-Authenticate %q", r.header.Get("WWW-Authenticate"))
 				}
 				if r := a.do("GET", path, only, nil, "Accept", accept); r.status != http.StatusOK {
 					t.Fatalf("with balance:read: %d %s", r.status, r.body)
 				}
-				txProblem(t, a.do("GET", path, "", nil, "Accept", accept), http.StatusUnauthorized, "unauthorized")
+				problem(t, a.do("GET", path, "", nil, "Accept", accept), http.StatusUnauthorized, "unauthorized")
 			})
 		}
 	}

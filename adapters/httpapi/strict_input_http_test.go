@@ -5,19 +5,12 @@ package httpapi_test
 // "strict".
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pixgate/pixgate/adapters/pix"
 )
-
-// strictAcquirerSecret is the acquirer's shared secret of the APIs that take its callback.
-const strictAcquirerSecret = "acquirer-shared-secret-of-at-least-32-characters"
 
 // strictCount is how many transactions the token's account has.
 func (a *api) strictCount(tok string) float64 {
@@ -45,19 +38,19 @@ func TestStrictJSONBodiesThatEncodingJSONWouldForgiveAnswer422MalformedJSONAndSt
 		} {
 			t.Run(c.name+" answers 422 malformed_json", func(t *testing.T) {
 				t.Parallel()
-				txProblem(t, a.do("POST", "/transaction", tok, c.body), http.StatusUnprocessableEntity, "malformed_json")
+				problem(t, a.do("POST", "/transaction", tok, c.body), http.StatusUnprocessableEntity, "malformed_json")
 			})
 		}
 		t.Run("a repeated member in POST /withdrawal answers 422 malformed_json", func(t *testing.T) {
 			t.Parallel()
-			txProblem(t, a.do("POST", "/withdrawal", tok, `{"amount": 1, "amount": 5000, "pixKey": {"key": "maria@example.com", "type": "EMAIL"}}`),
+			problem(t, a.do("POST", "/withdrawal", tok, `{"amount": 1, "amount": 5000, "pixKey": {"key": "maria@example.com", "type": "EMAIL"}}`),
 				http.StatusUnprocessableEntity, "malformed_json")
 		})
 		t.Run("a repeated member in the acquirer's callback answers 422 malformed_json", func(t *testing.T) {
 			t.Parallel()
-			acq := newAPI(t, apiSettings{AcquirerSecret: strictAcquirerSecret, SettleNow: true})
-			r := acq.do("POST", "/acquirer/pix", "", `{"pix": [], "pix": []}`, "Authorization", "Bearer "+strictAcquirerSecret)
-			txProblem(t, r, http.StatusUnprocessableEntity, "malformed_json")
+			acq := newAPI(t, apiSettings{AcquirerSecret: acquirerSecret, SettleNow: true})
+			r := acq.do("POST", "/acquirer/pix", "", `{"pix": [], "pix": []}`, "Authorization", "Bearer "+acquirerSecret)
+			problem(t, r, http.StatusUnprocessableEntity, "malformed_json")
 		})
 	})
 	if n := a.strictCount(tok); n != 0 {
@@ -79,17 +72,17 @@ func TestAStringHoldingNULIsInvalidFormatOnItsField(t *testing.T) {
 	_, tok := a.account()
 	r := a.do("POST", "/transaction", tok, `{"amount": 1000, "paymentMethod": "PIX", "pix": {}, "externalCode": "order\u0000-0001",
 		"customer": {"name": "Maria\u0000", "email": "maria@example.com", "document": "`+validCPF+`"}, "metadata": {"note": "a\u0000b"}}`)
-	got := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed")
+	got := problem(t, r, http.StatusUnprocessableEntity, "validation_failed")
 	want := []string{"customer.name invalid_format", "externalCode invalid_format", "metadata invalid_format"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("errors = %v, want %v", got, want)
 	}
 	r = a.do("POST", "/withdrawal", tok, `{"amount": 100, "pixKey": {"key": "maria@example.com\u0000", "type": "EMAIL"}}`)
-	if got := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"pixKey.key invalid_format"}) {
+	if got := problem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"pixKey.key invalid_format"}) {
 		t.Fatalf("errors = %v", got)
 	}
 	r = a.do("GET", "/transaction?externalCode=order%00-0001", tok, nil)
-	if got := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"externalCode invalid_format"}) {
+	if got := problem(t, r, http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"externalCode invalid_format"}) {
 		t.Fatalf("errors = %v", got)
 	}
 	if n := a.strictCount(tok); n != 0 {
@@ -110,11 +103,11 @@ func TestABusinessPOSTWithABodyThatIsNotJSONAnswers415(t *testing.T) {
 			{"/transaction", "application/json; charset=latin1"},
 			{"/transaction", "application/jsonp"},
 			{"/withdrawal", "text/plain"},
-			{"/transaction/" + txUnknownID + "/refund", "text/plain"},
+			{"/transaction/" + unknownID + "/refund", "text/plain"},
 		} {
 			t.Run("POST "+c.path+" as "+c.contentType+" answers 415", func(t *testing.T) {
 				t.Parallel()
-				txProblem(t, a.do("POST", c.path, tok, body, "Content-Type", c.contentType), http.StatusUnsupportedMediaType, "unsupported_media_type")
+				problem(t, a.do("POST", c.path, tok, body, "Content-Type", c.contentType), http.StatusUnsupportedMediaType, "unsupported_media_type")
 			})
 		}
 	})
@@ -131,12 +124,12 @@ func TestABusinessPOSTWithABodyThatIsNotJSONAnswers415(t *testing.T) {
 	}
 	t.Run("a POST whose body is optional may come with neither body nor Content-Type", func(t *testing.T) {
 		t.Parallel()
-		id := a.lcCreate(tok)
+		id := a.webhookCharge(t, tok)
 		if r := a.do("POST", "/sandbox/transaction/"+id+"/pay", tok, nil); r.status != http.StatusOK {
 			t.Fatalf("pay: %d %s", r.status, r.body)
 		}
 		// The refund reaches the use case (the balance is still pending): the request passed.
-		txProblem(t, a.do("POST", "/transaction/"+id+"/refund", tok, nil), http.StatusUnprocessableEntity, "insufficient_balance")
+		problem(t, a.do("POST", "/transaction/"+id+"/refund", tok, nil), http.StatusUnprocessableEntity, "insufficient_balance")
 	})
 }
 
@@ -144,11 +137,11 @@ func TestAQueryStringThatDoesNotParseAnswers422RatherThanDroppingTheFilter(t *te
 	t.Parallel()
 	a := newAPI(t)
 	_, tok := a.account()
-	a.lcCreate(tok) // one transaction that is not PAID: a dropped filter would list it
+	a.webhookCharge(t, tok) // one transaction that is not PAID: a dropped filter would list it
 	for _, q := range []string{"status=PAID;", "status=PAID;status=REFUNDED", "status=%zz", "status=PAID&x=%", "customerName=Jo%C3"} {
 		t.Run("?"+q+" answers 422", func(t *testing.T) {
 			t.Parallel()
-			got := txProblem(t, a.do("GET", "/transaction?"+q, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+			got := problem(t, a.do("GET", "/transaction?"+q, tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if len(got) != 1 || !strings.HasSuffix(got[0], "invalid_format") {
 				t.Fatalf("errors = %v", got)
 			}
@@ -156,7 +149,7 @@ func TestAQueryStringThatDoesNotParseAnswers422RatherThanDroppingTheFilter(t *te
 	}
 	t.Run("a route that takes no parameter answers 422 for an unparsable query too", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/balance?a;b", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		problem(t, a.do("GET", "/balance?a;b", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 	})
 	t.Run("control: ?status=PAID lists nothing", func(t *testing.T) {
 		t.Parallel()
@@ -167,80 +160,29 @@ func TestAQueryStringThatDoesNotParseAnswers422RatherThanDroppingTheFilter(t *te
 	})
 }
 
-// strictAcqResult is one result of the acquirer's callback answer.
-type strictAcqResult struct {
-	EndToEndID string `json:"endToEndId"`
-	TxID       string `json:"txid"`
-	IDEnvio    string `json:"idEnvio"`
-	Outcome    string `json:"outcome"`
-	Status     string `json:"status"`
-	Detail     string `json:"detail"`
-	Devolucoes []struct {
-		ID      string `json:"id"`
-		RtrID   string `json:"rtrId"`
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail"`
-	} `json:"devolucoes"`
-}
-
-// strictNotify posts a callback body to POST /acquirer/pix, wants 200 and returns its results.
-func (a *api) strictNotify(body any) []strictAcqResult {
-	a.t.Helper()
-	r := a.do("POST", "/acquirer/pix", "", body, "Authorization", "Bearer "+strictAcquirerSecret)
-	if r.status != http.StatusOK {
-		a.t.Fatalf("status %d, want 200\n%s", r.status, r.body)
-	}
-	var out struct {
-		Results []strictAcqResult `json:"results"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		a.t.Fatalf("answer %s: %v", r.body, err)
-	}
-	return out.Results
-}
-
-// strictPix is one `pix` entry of the callback paying 10.00 (minimalTransaction's amount) to
-// the charge id at horario.
-func strictPix(t *testing.T, id, horario string) map[string]any {
-	t.Helper()
-	txid, err := pix.TxIDFromTransactionID(id)
-	must(t, err)
-	return map[string]any{
-		"endToEndId": "E00360305202611221419aBcDeFgHiJk", "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario": horario, "infoPagador": "pedido 123",
-	}
-}
-
-// strictHorario writes t as acquirers do: Brasília's offset, milliseconds.
-func strictHorario(t time.Time) string {
-	return t.In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00")
-}
-
 func TestAnAcquirerHorarioOutsideTheChargesLifeIsInvalidTimeAndChangesNothing(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, apiSettings{AcquirerSecret: strictAcquirerSecret, SettleNow: true})
+	a := newAPI(t, apiSettings{AcquirerSecret: acquirerSecret, SettleNow: true})
 	_, tok := a.account()
-	id := a.lcCreate(tok)
-	before := a.lcGet(tok, id).body
+	id := a.webhookCharge(t, tok)
+	before := a.getTransaction(t, tok, id).body
 	balance := a.do("GET", "/balance", tok, nil).body
 	for i, horario := range []string{
-		"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", strictHorario(time.Now().Add(-time.Hour)), strictHorario(time.Now().Add(10 * time.Minute)),
+		"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", acquirerHorario(time.Now().Add(-time.Hour)), acquirerHorario(time.Now().Add(10 * time.Minute)),
 	} {
-		res := a.strictNotify(map[string]any{"pix": []any{strictPix(t, id, horario)}})
+		res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPaymentAt(pixTxID(t, id), acquirerE2E, horario)}})
 		if len(res) != 1 || res[0].Outcome != "invalid_time" || res[0].Status != "PIX_QRCODE_GENERATED" || res[0].Detail == "" {
 			t.Fatalf("horario %s (%d): results %+v, want invalid_time", horario, i, res)
 		}
 	}
-	if after := a.lcGet(tok, id).body; string(after) != string(before) {
+	if after := a.getTransaction(t, tok, id).body; string(after) != string(before) {
 		t.Fatalf("the charge changed:\n%s\n%s", before, after)
 	}
 	if after := a.do("GET", "/balance", tok, nil).body; string(after) != string(balance) {
 		t.Fatalf("the balance changed: %s, then %s", balance, after)
 	}
 	// Nothing was claimed either: the same end-to-end id with a true time pays the charge.
-	if res := a.strictNotify(map[string]any{"pix": []any{strictPix(t, id, strictHorario(time.Now()))}}); res[0].Outcome != "applied" {
+	if res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPaymentAt(pixTxID(t, id), acquirerE2E, acquirerHorario(time.Now()))}}); res[0].Outcome != "applied" {
 		t.Fatalf("results %+v, want applied", res)
 	}
 }
@@ -264,7 +206,7 @@ func TestWebhookURLsOnInternationalisedTopLevelDomainsAreAcceptedAsPunycode(t *t
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
 			id := r.json(t)["id"].(string)
-			if got := a.lcGet(tok, id).json(t)["webhookUrl"]; got != c.stored {
+			if got := a.getTransaction(t, tok, id).json(t)["webhookUrl"]; got != c.stored {
 				t.Fatalf("webhookUrl = %v, want %s", got, c.stored)
 			}
 		})
@@ -274,7 +216,7 @@ func TestWebhookURLsOnInternationalisedTopLevelDomainsAreAcceptedAsPunycode(t *t
 			t.Parallel()
 			body := minimalTransaction()
 			body["webhookUrl"] = bad
-			if got := txProblem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"webhookUrl invalid_format"}) {
+			if got := problem(t, a.do("POST", "/transaction", tok, body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(got, []string{"webhookUrl invalid_format"}) {
 				t.Fatalf("errors = %v", got)
 			}
 		})
@@ -285,9 +227,9 @@ func TestHEADIsAnsweredWhereverGETIsWithTheSameStatusAndHeadersAndNoBody(t *test
 	t.Parallel()
 	a := newAPI(t)
 	_, tok := a.account()
-	id := a.lcCreate(tok)
+	id := a.webhookCharge(t, tok)
 	for _, path := range []string{
-		"/transaction/" + id, "/transaction", "/transaction/" + txUnknownID, "/transaction/nope",
+		"/transaction/" + id, "/transaction", "/transaction/" + unknownID, "/transaction/nope",
 		"/transaction/" + id + "/events", "/balance", "/healthz", "/openapi.json", "/.well-known/jwks.json",
 	} {
 		t.Run("HEAD "+path, func(t *testing.T) {
@@ -377,7 +319,7 @@ func TestARouteThatIgnoresItsBodyStillRefusesOneThatIsNotJSON(t *testing.T) {
 	for _, path := range []string{"/webhook/secret/rotate", "/auth/credentials"} {
 		t.Run("POST "+path+" with a text/plain body answers 415", func(t *testing.T) {
 			t.Parallel()
-			txProblem(t, a.do("POST", path, tok, "rotate please", "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, "unsupported_media_type")
+			problem(t, a.do("POST", path, tok, "rotate please", "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, "unsupported_media_type")
 		})
 	}
 	t.Run("control: POST /webhook/secret/rotate without a body answers 200", func(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 // addresses, is tested through the whole API in oauth_http_test.go.
 func TestClientGuessBudget(t *testing.T) {
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	newBudgets := func(perMinute int) (*failureBudgets, *fakeClock) {
-		clock := newFakeClock(start)
+	newBudgets := func(perMinute int) (*failureBudgets, *FakeClock) {
+		clock := NewFakeClock(start)
 		return newFailureBudgets(perMinute, clock), clock
 	}
 	// guessWrong checks a wrong secret from addr: "401" (checked within the budget), "429
@@ -79,7 +79,7 @@ func TestClientGuessBudget(t *testing.T) {
 		if _, ok, wait := f.admit("client", "a"); ok || wait != 20*time.Second {
 			t.Fatalf("admit = %v, %s; want refused for 20 s", ok, wait)
 		}
-		clock.advance(20 * time.Second)
+		clock.Advance(20 * time.Second)
 		if got := guessWrong(f, "client", "a"); got != "401" {
 			t.Fatalf("a guess after 20 s: %s, want it checked within the budget", got)
 		}
@@ -107,7 +107,7 @@ func TestClientGuessBudget(t *testing.T) {
 		for i := range 50 {
 			guessWrong(f, fmt.Sprint("client-", i), "a")
 		}
-		clock.advance(2 * time.Minute)
+		clock.Advance(2 * time.Minute)
 		guessWrong(f, "another", "a") // the sweep runs on the next request
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -116,7 +116,7 @@ func TestClientGuessBudget(t *testing.T) {
 		}
 	})
 	t.Run("instances sharing the limits hold a share each", func(t *testing.T) {
-		clock := newFakeClock(start)
+		clock := NewFakeClock(start)
 		reg := memory.NewInstances()
 		var limits []*TokenLimits
 		var shares []*RateShare

@@ -2,7 +2,8 @@ package httpapi_test
 
 // POST /transaction and GET /transaction/{id} over HTTP: the created and the looked-up
 // resource, every validation rule of the request, the body-level failures, lookups by id,
-// authentication and scopes, and the request id. Helpers here start with "tx".
+// authentication and scopes, and the request id. Its helpers are the shared ones
+// (api_helpers_test.go).
 
 import (
 	"encoding/base64"
@@ -15,32 +16,6 @@ import (
 
 	"github.com/pixgate/pixgate/domain"
 )
-
-// txProblem checks that r is a problem+json answer with status and code, and returns its
-// field errors as "field code" strings.
-func txProblem(t *testing.T, r response, status int, code string) []string {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d\n%s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("Content-Type = %q, want application/problem+json", ct)
-	}
-	p := r.json(t)
-	if p["code"] != code || p["status"] != float64(status) || p["type"] != "about:blank" || p["requestId"] == "" {
-		t.Fatalf("problem = %v, want code %q status %d", p, code, status)
-	}
-	var out []string
-	errs, _ := p["errors"].([]any)
-	for _, e := range errs {
-		m := e.(map[string]any)
-		out = append(out, fmt.Sprint(m["field"], " ", m["code"]))
-	}
-	return out
-}
-
-// txUnknownID is a well-formed transaction id nobody has.
-const txUnknownID = "7b0e8a52-3c8e-4f0e-9d2a-2f3b4c5d6e7f"
 
 func TestCreateTransaction201ReturnsExactlyTheDocumentFields(t *testing.T) {
 	t.Parallel()
@@ -305,7 +280,7 @@ func TestCreateTransaction422ReportsEveryBrokenRule(t *testing.T) {
 				}
 				return
 			}
-			fields := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed")
+			fields := problem(t, r, http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(fields, []string{c.want}) {
 				t.Fatalf("errors = %v, want [%s]", fields, c.want)
 			}
@@ -324,7 +299,7 @@ func TestCreateTransaction422ListsEveryFieldAtOnce(t *testing.T) {
 		"metadata": map[string]any{}, "extra": true,
 	}
 	r := a.do("POST", "/transaction", tok, body)
-	fields := txProblem(t, r, http.StatusUnprocessableEntity, "validation_failed")
+	fields := problem(t, r, http.StatusUnprocessableEntity, "validation_failed")
 	want := []string{"address required", "amount invalid_type", "customer.document invalid_document",
 		"customer.email invalid_format", "customer.name invalid_format", "externalCode too_short", "extra unknown_field",
 		"items[0].unitPrice out_of_range", "items[1] invalid_type", "paymentMethod invalid_enum", "pix required"}
@@ -349,17 +324,17 @@ func TestCreateTransactionBodyLevelFailures(t *testing.T) {
 	} {
 		t.Run(c.name+" answers 422 malformed_json", func(t *testing.T) {
 			t.Parallel()
-			txProblem(t, a.do("POST", "/transaction", tok, c.body), http.StatusUnprocessableEntity, "malformed_json")
+			problem(t, a.do("POST", "/transaction", tok, c.body), http.StatusUnprocessableEntity, "malformed_json")
 		})
 	}
 	t.Run("a body over 1 MiB answers 413", func(t *testing.T) {
 		t.Parallel()
 		big := `{"amount": 10, "metadata": {"x": "` + strings.Repeat("a", 1<<20) + `"}}`
-		txProblem(t, a.do("POST", "/transaction", tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
+		problem(t, a.do("POST", "/transaction", tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
 	})
 	tooLong := func(t *testing.T, m map[string]any, want string) {
 		t.Helper()
-		fields := txProblem(t, a.do("POST", "/transaction", tok, m), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.do("POST", "/transaction", tok, m), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(fields, []string{want}) {
 			t.Fatal(fields)
 		}
@@ -401,25 +376,20 @@ func TestGetTransactionByID(t *testing.T) {
 
 	t.Run("404 for an unknown id", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/transaction/"+txUnknownID, tok, nil), http.StatusNotFound, "not_found")
+		problem(t, a.do("GET", "/transaction/"+unknownID, tok, nil), http.StatusNotFound, "not_found")
 	})
 	t.Run("404 for another account's charge, exactly like an unknown id", func(t *testing.T) {
 		t.Parallel()
 		theirs := a.do("GET", "/transaction/"+id, otherTok, nil)
-		missing := a.do("GET", "/transaction/"+txUnknownID, otherTok, nil)
-		txProblem(t, theirs, http.StatusNotFound, "not_found")
-		x, y := theirs.json(t), missing.json(t)
-		for _, m := range []map[string]any{x, y} {
-			delete(m, "requestId")
-			delete(m, "instance")
-		}
-		if fmt.Sprint(x) != fmt.Sprint(y) {
-			t.Fatalf("bodies differ:\n%v\n%v", x, y)
+		missing := a.do("GET", "/transaction/"+unknownID, otherTok, nil)
+		problem(t, theirs, http.StatusNotFound, "not_found")
+		if x, y := problemBody(t, theirs), problemBody(t, missing); x != y {
+			t.Fatalf("bodies differ:\n%s\n%s", x, y)
 		}
 	})
 	t.Run("422 naming id for a malformed id", func(t *testing.T) {
 		t.Parallel()
-		fields := txProblem(t, a.do("GET", "/transaction/not-a-uuid", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
+		fields := problem(t, a.do("GET", "/transaction/not-a-uuid", tok, nil), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(fields, []string{"id invalid_format"}) {
 			t.Fatal(fields)
 		}
@@ -440,7 +410,7 @@ func TestTransactionRoutesAuthenticationAndScopes(t *testing.T) {
 	t.Run("401 with a Bearer challenge without a token", func(t *testing.T) {
 		t.Parallel()
 		r := a.do("GET", "/transaction", "", nil)
-		txProblem(t, r, http.StatusUnauthorized, "unauthorized")
+		problem(t, r, http.StatusUnauthorized, "unauthorized")
 		if r.header.Get("WWW-Authenticate") != "Bearer" {
 			t.Fatalf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 		}
@@ -448,14 +418,14 @@ func TestTransactionRoutesAuthenticationAndScopes(t *testing.T) {
 	t.Run("401 invalid_token for a garbage token", func(t *testing.T) {
 		t.Parallel()
 		r := a.do("GET", "/transaction", "not.a.jwt", nil)
-		txProblem(t, r, http.StatusUnauthorized, "unauthorized")
+		problem(t, r, http.StatusUnauthorized, "unauthorized")
 		if !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 			t.Fatalf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
 		}
 	})
 	t.Run("401 for Bearer without a token", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/transaction", "", nil, "Authorization", "Bearer "), http.StatusUnauthorized, "unauthorized")
+		problem(t, a.do("GET", "/transaction", "", nil, "Authorization", "Bearer "), http.StatusUnauthorized, "unauthorized")
 	})
 	t.Run("200 for a lower-case scheme", func(t *testing.T) {
 		t.Parallel()
@@ -465,15 +435,15 @@ func TestTransactionRoutesAuthenticationAndScopes(t *testing.T) {
 	})
 	t.Run("401 for two tokens", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/transaction", "", nil, "Authorization", "Bearer "+readOnly+" "+readOnly), http.StatusUnauthorized, "unauthorized")
+		problem(t, a.do("GET", "/transaction", "", nil, "Authorization", "Bearer "+readOnly+" "+readOnly), http.StatusUnauthorized, "unauthorized")
 	})
 	t.Run("403 insufficient_scope creating without transaction:write", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("POST", "/transaction", readOnly, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
+		problem(t, a.do("POST", "/transaction", readOnly, minimalTransaction()), http.StatusForbidden, "insufficient_scope")
 	})
 	t.Run("403 insufficient_scope listing without transaction:read", func(t *testing.T) {
 		t.Parallel()
-		txProblem(t, a.do("GET", "/transaction", writeOnly, nil), http.StatusForbidden, "insufficient_scope")
+		problem(t, a.do("GET", "/transaction", writeOnly, nil), http.StatusForbidden, "insufficient_scope")
 	})
 }
 

@@ -3,83 +3,17 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
-	"github.com/pixgate/pixgate/adapters/webhook"
 )
-
-// wdReceiver is a merchant's HTTPS webhook endpoint, reached by the name example.com (which the
-// sender resolves to loopback) and trusted through the sender's CA file, as a deployment would
-// configure a private CA (PIXGATE_WEBHOOK_CA_FILE).
-type wdReceiver struct {
-	srv    *httptest.Server
-	caFile string
-	mu     sync.Mutex
-	got    []wdDelivery
-}
-
-type wdDelivery struct {
-	header http.Header
-	body   []byte
-}
-
-func newWDReceiver(t *testing.T) *wdReceiver {
-	t.Helper()
-	rc := &wdReceiver{}
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.got = append(rc.got, wdDelivery{header: r.Header.Clone(), body: body})
-		rc.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(rc.srv.Close)
-	rc.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw})
-	must(t, os.WriteFile(rc.caFile, pemBytes, 0o600))
-	return rc
-}
-
-func (rc *wdReceiver) url(path string) string {
-	return "https://example.com:" + rc.srv.URL[len("https://127.0.0.1:"):] + path
-}
-
-func (rc *wdReceiver) deliveries() []wdDelivery {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]wdDelivery(nil), rc.got...)
-}
-
-// newWDWebhookAPI is an API whose webhooks reach rc: private addresses allowed
-// (PIXGATE_WEBHOOK_ALLOW_PRIVATE), rc's CA trusted (PIXGATE_WEBHOOK_CA_FILE), every name
-// resolved to loopback.
-func newWDWebhookAPI(t *testing.T, rc *wdReceiver) *api {
-	t.Helper()
-	return newAPI(t, apiSettings{Webhook: webhook.Options{AllowPrivate: true, CAFile: rc.caFile, Resolver: wdLoopback{}}})
-}
-
-// wdLoopback answers every name with 127.0.0.1: no test request leaves the machine.
-type wdLoopback struct{}
-
-func (wdLoopback) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
-}
 
 func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T) {
 	t.Parallel()
-	rc := newWDReceiver(t)
-	a := newWDWebhookAPI(t, rc)
+	rc := newWebhookReceiver(t)
+	a := newWebhookAPI(t, rc)
 	accountID, tok := a.account()
 	body := fullTransaction()
 	body["webhookUrl"] = rc.url("/hooks/pix?shop=1")
@@ -122,7 +56,7 @@ func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T
 	var data, get map[string]any
 	_ = json.Unmarshal(event.Data, &data)
 	_ = json.Unmarshal(afterCreation.body, &get)
-	if x, y := wdJSON(t, data), wdJSON(t, get); x != y {
+	if x, y := jsonText(t, data), jsonText(t, get); x != y {
 		t.Fatalf("data differs from GET:\n%s\n%s", x, y)
 	}
 	if u, _ := data["paymentUrl"].(string); !strings.HasPrefix(u, a.srv.URL+"/pay/") {
@@ -148,7 +82,7 @@ func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T
 	t.Run("another account sees 404 for the events", func(t *testing.T) {
 		t.Parallel()
 		_, other := a.account()
-		wdProblem(t, a.do("GET", "/transaction/"+id+"/events", other, nil), http.StatusNotFound, "not_found")
+		problem(t, a.do("GET", "/transaction/"+id+"/events", other, nil), http.StatusNotFound, "not_found")
 	})
 	t.Run("nothing is delivered twice", func(t *testing.T) {
 		t.Parallel()
@@ -160,8 +94,8 @@ func TestWebhookOfCreationIsSignedAndCarriesTheResourceAsGETShowsIt(t *testing.T
 
 func TestNoWebhookWithoutAURL(t *testing.T) {
 	t.Parallel()
-	rc := newWDReceiver(t)
-	a := newWDWebhookAPI(t, rc)
+	rc := newWebhookReceiver(t)
+	a := newWebhookAPI(t, rc)
 	_, tok := a.account()
 	a.do("POST", "/transaction", tok, minimalTransaction())
 	if n, _ := a.dispatcher.DeliverDue(context.Background()); n != 0 {

@@ -14,121 +14,39 @@ import (
 	"github.com/pixgate/pixgate/domain"
 )
 
-// The money of these tests: each paid transaction costs a fixed fee of 100 cents, each
-// withdrawal 150, and the sandbox settles withdrawals as soon as its job runs.
-const (
-	wdTxFee = 100
-	wdFee   = 150
-)
-
-// newWDAPI is an API with the fees above and sandbox payouts that settle at once; s adds to
-// those settings.
-func newWDAPI(t *testing.T, s apiSettings) *api {
-	t.Helper()
-	s.Fee = &domain.FeePolicy{FixedCents: wdTxFee}
-	s.WithdrawalFee, s.SettleNow = wdFee, true
-	return newAPI(t, s)
-}
-
-// wdBalance is GET /balance as [available, blocked, pending].
-func (a *api) wdBalance(t *testing.T, token string) [3]int64 {
-	t.Helper()
-	r := a.do("GET", "/balance", token, nil)
-	if r.status != http.StatusOK {
-		t.Fatalf("GET /balance: %d %s", r.status, r.body)
-	}
-	m := r.json(t)
-	if len(m) != 3 {
-		t.Fatalf("balance %v, want exactly available, blocked and pending", m)
-	}
-	return [3]int64{int64(m["available"].(float64)), int64(m["blocked"].(float64)), int64(m["pending"].(float64))}
-}
-
-func (a *api) wdWantBalance(t *testing.T, step, token string, available, blocked, pending int64) {
-	t.Helper()
-	if got, want := a.wdBalance(t, token), [3]int64{available, blocked, pending}; got != want {
-		t.Fatalf("%s: balance [available blocked pending] = %v, want %v", step, got, want)
-	}
-}
-
-// wdCharge creates a transaction of amount and returns its id.
-func (a *api) wdCharge(t *testing.T, token string, amount int64) string {
-	t.Helper()
-	body := minimalTransaction()
-	body["amount"] = amount
-	r := a.do("POST", "/transaction", token, body)
-	if r.status != http.StatusCreated {
-		t.Fatalf("POST /transaction: %d %s", r.status, r.body)
-	}
-	return r.json(t)["id"].(string)
-}
-
-// wdSandbox sends POST /sandbox/transaction/{id}/<step> and wants 200.
-func (a *api) wdSandbox(t *testing.T, token, id, step string) {
-	t.Helper()
-	if r := a.do("POST", "/sandbox/transaction/"+id+"/"+step, token, nil); r.status != http.StatusOK {
-		t.Fatalf("sandbox %s: %d %s", step, r.status, r.body)
-	}
-}
-
-// wdWithdraw sends POST /withdrawal of amount to an e-mail key.
-func (a *api) wdWithdraw(token string, amount int64, headers ...string) response {
-	a.t.Helper()
-	return a.do("POST", "/withdrawal", token, wdRequest(amount), headers...)
-}
-
-func wdRequest(amount int64) map[string]any {
-	return map[string]any{"amount": amount, "pixKey": map[string]any{"key": "maria@example.com", "type": "EMAIL"}}
-}
-
-func (a *api) wdMustWithdraw(t *testing.T, token string, amount int64) map[string]any {
-	t.Helper()
-	r := a.wdWithdraw(token, amount)
-	if r.status != http.StatusCreated {
-		t.Fatalf("POST /withdrawal of %d: %d %s", amount, r.status, r.body)
-	}
-	return r.json(t)
-}
-
-// wdKeys are m's keys, sorted.
-func wdKeys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+// Withdrawals and the balance over HTTP. The money of most tests here is feeSettings'
+// (api_helpers_test.go): each paid charge costs chargeFee, each withdrawal withdrawalFee, and the
+// sandbox settles payouts as soon as its job runs.
 
 func TestMoneyWalksThroughTheBalance(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.wdWantBalance(t, "a new account", tok, 0, 0, 0)
+	a.wantBalance(t, "a new account", tok, 0, 0, 0)
 
-	ta, tb, tc, td := a.wdCharge(t, tok, 10_000), a.wdCharge(t, tok, 20_000), a.wdCharge(t, tok, 30_000), a.wdCharge(t, tok, 5_000)
-	a.wdWantBalance(t, "four charges, none paid", tok, 0, 0, 65_000)
+	ta, tb, tc, td := a.charge(t, tok, 10_000), a.charge(t, tok, 20_000), a.charge(t, tok, 30_000), a.charge(t, tok, 5_000)
+	a.wantBalance(t, "four charges, none paid", tok, 0, 0, 65_000)
 
 	for _, id := range []string{ta, tb, tc} {
-		a.wdSandbox(t, tok, id, "pay")
+		a.sandboxStep(t, tok, id, "pay")
 	}
 	// Paid: 10000+20000+30000 less a fee of 100 each.
-	a.wdWantBalance(t, "three paid", tok, 59_700, 0, 5_000)
+	a.wantBalance(t, "three paid", tok, 59_700, 0, 5_000)
 
 	// The hold is the amount paid (30000), fee or no fee.
-	a.wdSandbox(t, tok, tc, "med/open")
-	a.wdWantBalance(t, "a MED dispute holds the amount paid", tok, 29_700, 30_000, 5_000)
+	a.sandboxStep(t, tok, tc, "med/open")
+	a.wantBalance(t, "a MED dispute holds the amount paid", tok, 29_700, 30_000, 5_000)
 
 	// Available 29700: a withdrawal of 29551 would take 29701 with its fee.
-	wdProblem(t, a.wdWithdraw(tok, 29_700-wdFee+1), http.StatusUnprocessableEntity, "insufficient_balance")
-	wdProblem(t, a.wdWithdraw(tok, 29_700), http.StatusUnprocessableEntity, "insufficient_balance")
-	a.wdWantBalance(t, "refused withdrawals change nothing", tok, 29_700, 30_000, 5_000)
+	problem(t, a.withdraw(tok, 29_700-withdrawalFee+1), http.StatusUnprocessableEntity, "insufficient_balance")
+	problem(t, a.withdraw(tok, 29_700), http.StatusUnprocessableEntity, "insufficient_balance")
+	a.wantBalance(t, "refused withdrawals change nothing", tok, 29_700, 30_000, 5_000)
 
-	w1 := a.wdMustWithdraw(t, tok, 10_000)
-	if w1["status"] != "PROCESSING" || w1["feeAmount"] != float64(wdFee) {
-		t.Fatalf("withdrawal %v, want PROCESSING with a fee of %d", w1, wdFee)
+	w1 := a.mustWithdraw(t, tok, 10_000)
+	if w1["status"] != "PROCESSING" || w1["feeAmount"] != float64(withdrawalFee) {
+		t.Fatalf("withdrawal %v, want PROCESSING with a fee of %d", w1, withdrawalFee)
 	}
-	a.wdWantBalance(t, "a withdrawal in progress holds its amount and fee", tok, 19_550, 30_000, 5_000)
+	a.wantBalance(t, "a withdrawal in progress holds its amount and fee", tok, 19_550, 30_000, 5_000)
 
 	if n := a.payOut(); n != 1 {
 		t.Fatalf("settled %d, want 1", n)
@@ -138,51 +56,51 @@ func TestMoneyWalksThroughTheBalance(t *testing.T) {
 	if got["status"] != "PROCESSED" || got["amountWithdrawn"] != float64(10_000) {
 		t.Fatalf("after settling: %v", got)
 	}
-	a.wdWantBalance(t, "a processed withdrawal keeps its money out", tok, 19_550, 30_000, 5_000)
+	a.wantBalance(t, "a processed withdrawal keeps its money out", tok, 19_550, 30_000, 5_000)
 
 	r := a.do("POST", "/sandbox/withdrawal/"+id1+"/refund", tok, nil)
 	if r.status != http.StatusOK || r.json(t)["status"] != "REFUNDED" {
 		t.Fatalf("refund: %d %s", r.status, r.body)
 	}
-	a.wdWantBalance(t, "a refunded withdrawal gives its money back", tok, 29_700, 30_000, 5_000)
+	a.wantBalance(t, "a refunded withdrawal gives its money back", tok, 29_700, 30_000, 5_000)
 
-	w2 := a.wdMustWithdraw(t, tok, 29_700-wdFee)
-	a.wdWantBalance(t, "the whole available balance withdrawn", tok, 0, 30_000, 5_000)
-	wdProblem(t, a.wdWithdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
-	a.wdWantBalance(t, "one cent more is refused", tok, 0, 30_000, 5_000)
+	w2 := a.mustWithdraw(t, tok, 29_700-withdrawalFee)
+	a.wantBalance(t, "the whole available balance withdrawn", tok, 0, 30_000, 5_000)
+	problem(t, a.withdraw(tok, 1), http.StatusUnprocessableEntity, "insufficient_balance")
+	a.wantBalance(t, "one cent more is refused", tok, 0, 30_000, 5_000)
 
-	a.wdSandbox(t, tok, tc, "med/reject")
-	a.wdWantBalance(t, "a rejected dispute releases the money", tok, 30_000, 0, 5_000)
+	a.sandboxStep(t, tok, tc, "med/reject")
+	a.wantBalance(t, "a rejected dispute releases the money", tok, 30_000, 0, 5_000)
 
 	r = a.do("POST", "/sandbox/withdrawal/"+w2["id"].(string)+"/fail", tok, nil)
 	if r.status != http.StatusOK || r.json(t)["status"] != "FAILED" {
 		t.Fatalf("fail: %d %s", r.status, r.body)
 	}
-	a.wdWantBalance(t, "a failed withdrawal gives its money back", tok, 59_700, 0, 5_000)
+	a.wantBalance(t, "a failed withdrawal gives its money back", tok, 59_700, 0, 5_000)
 
-	w3 := a.wdMustWithdraw(t, tok, 700)
+	w3 := a.mustWithdraw(t, tok, 700)
 	r = a.do("POST", "/sandbox/withdrawal/"+w3["id"].(string)+"/reject", tok, nil)
 	if r.status != http.StatusOK || r.json(t)["status"] != "REJECTED" {
 		t.Fatalf("reject: %d %s", r.status, r.body)
 	}
-	a.wdWantBalance(t, "a rejected withdrawal gives its money back", tok, 59_700, 0, 5_000)
+	a.wantBalance(t, "a rejected withdrawal gives its money back", tok, 59_700, 0, 5_000)
 
-	a.wdSandbox(t, tok, td, "pay")
-	a.wdWantBalance(t, "the last charge paid", tok, 64_600, 0, 0)
-	a.wdSandbox(t, tok, tc, "med/open")
-	a.wdSandbox(t, tok, tc, "med/accept")
-	a.wdWantBalance(t, "an accepted dispute keeps the money blocked", tok, 34_600, 30_000, 0)
+	a.sandboxStep(t, tok, td, "pay")
+	a.wantBalance(t, "the last charge paid", tok, 64_600, 0, 0)
+	a.sandboxStep(t, tok, tc, "med/open")
+	a.sandboxStep(t, tok, tc, "med/accept")
+	a.wantBalance(t, "an accepted dispute keeps the money blocked", tok, 34_600, 30_000, 0)
 	if r := a.do("POST", "/transaction/"+tb+"/refund", tok, nil); r.status != http.StatusAccepted {
 		t.Fatalf("refund of a paid transaction: %d %s", r.status, r.body)
 	}
-	a.wdWantBalance(t, "a refund in progress holds its amount (the amount paid)", tok, 14_600, 50_000, 0)
+	a.wantBalance(t, "a refund in progress holds its amount (the amount paid)", tok, 14_600, 50_000, 0)
 }
 
 func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.wdSandbox(t, tok, a.wdCharge(t, tok, 50_000), "pay")
+	a.paidCharge(t, tok, 50_000)
 
 	body := map[string]any{
 		"amount":       12_345,
@@ -205,7 +123,7 @@ func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
 	}
 	want := []string{"acquirer", "amount", "createdAt", "errorMessage", "externalCode", "feeAmount", "id", "method",
 		"payer", "pixKey", "receiver", "status", "statusHistory", "updatedAt", "webhookUrl"}
-	if got := wdKeys(created); !slices.Equal(got, want) {
+	if got := sortedKeys(created); !slices.Equal(got, want) {
 		t.Fatalf("fields %v, want %v", got, want)
 	}
 	get := a.do("GET", "/withdrawal/"+id, tok, nil)
@@ -224,7 +142,7 @@ func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
 		{"acquirer", created["acquirer"], "SANDBOX"},
 		{"method", created["method"], "PIX"},
 		{"amount", created["amount"], float64(12_345)},
-		{"feeAmount", created["feeAmount"], float64(wdFee)},
+		{"feeAmount", created["feeAmount"], float64(withdrawalFee)},
 		{"status", created["status"], "PROCESSING"},
 		{"errorMessage is null", created["errorMessage"], nil},
 		{"the CPF key is masked", created["pixKey"], map[string]any{"key": "***.982.247-**", "type": "CPF"}},
@@ -259,7 +177,7 @@ func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
 	done := a.do("GET", "/withdrawal/"+id, tok, nil).json(t)
 	want = append(want, "amountWithdrawn", "endToEnd", "processedDate")
 	slices.Sort(want)
-	if got := wdKeys(done); !slices.Equal(got, want) {
+	if got := sortedKeys(done); !slices.Equal(got, want) {
 		t.Fatalf("processed fields %v, want %v", got, want)
 	}
 	e2e := done["endToEnd"].(string)
@@ -274,9 +192,9 @@ func TestCreateWithdrawal201ShowsTheWithdrawalAsItsGetDoes(t *testing.T) {
 
 func TestCreateWithdrawalWithEachKeyType(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.wdSandbox(t, tok, a.wdCharge(t, tok, 100_000), "pay")
+	a.paidCharge(t, tok, 100_000)
 	cases := []struct {
 		name, typ, key string
 		shown          string // the key as the response shows it
@@ -309,12 +227,12 @@ func TestCreateWithdrawalWithEachKeyType(t *testing.T) {
 
 func TestCreateWithdrawal422ChangesNothing(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.wdSandbox(t, tok, a.wdCharge(t, tok, 10_000), "pay")
-	const available = 10_000 - wdTxFee
+	a.paidCharge(t, tok, 10_000)
+	const available = 10_000 - chargeFee
 	with := func(mut func(m map[string]any)) map[string]any {
-		m := wdRequest(1_000)
+		m := withdrawalRequest(1_000)
 		m["externalCode"], m["webhookUrl"], m["idempotencyKey"] = "payout-0001", "https://merchant.example.com/hooks", "key-0000001"
 		mut(m)
 		return m
@@ -365,35 +283,35 @@ func TestCreateWithdrawal422ChangesNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got := wdProblem(t, a.do("POST", "/withdrawal", tok, c.body, c.headers...), http.StatusUnprocessableEntity, "validation_failed")
+			got := problem(t, a.do("POST", "/withdrawal", tok, c.body, c.headers...), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("errors %v, want %v", got, c.want)
 			}
-			a.wdWantBalance(t, c.name, tok, available, 0, 0)
+			a.wantBalance(t, c.name, tok, available, 0, 0)
 		})
 	}
 	t.Run("a body that is not a JSON object is malformed", func(t *testing.T) {
 		t.Parallel()
 		for _, body := range []string{`{"amount": 1000`, `[]`, `"x"`, ``} {
-			wdProblem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "malformed_json")
+			problem(t, a.do("POST", "/withdrawal", tok, body), http.StatusUnprocessableEntity, "malformed_json")
 		}
-		a.wdWantBalance(t, "malformed bodies", tok, available, 0, 0)
+		a.wantBalance(t, "malformed bodies", tok, available, 0, 0)
 	})
 	t.Run("a body over 1 MiB is too large", func(t *testing.T) {
 		t.Parallel()
 		big := `{"externalCode": "` + strings.Repeat("a", 1<<20) + `"}`
-		wdProblem(t, a.do("POST", "/withdrawal", tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
+		problem(t, a.do("POST", "/withdrawal", tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
 	})
 }
 
 func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.wdSandbox(t, tok, a.wdCharge(t, tok, 50_000), "pay")
-	const funds = 50_000 - wdTxFee
+	a.paidCharge(t, tok, 50_000)
+	const funds = 50_000 - chargeFee
 
-	body := wdRequest(1_000)
+	body := withdrawalRequest(1_000)
 	body["idempotencyKey"] = "payout-key-0001"
 	first := a.do("POST", "/withdrawal", tok, body)
 	if first.status != http.StatusCreated {
@@ -413,7 +331,7 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 		{"the same body", body, nil},
 		{"the same values in another key order and spacing", `{ "pixKey": {"type": "EMAIL", "key": "maria@example.com"},
 			"idempotencyKey": "payout-key-0001", "amount": 1000 }`, nil},
-		{"the key in the header instead", wdRequest(1_000), []string{"Idempotency-Key", "payout-key-0001"}},
+		{"the key in the header instead", withdrawalRequest(1_000), []string{"Idempotency-Key", "payout-key-0001"}},
 		{"the key in both places", body, []string{"Idempotency-Key", "payout-key-0001"}},
 	}
 	// The group ends when its parallel subtests do, before the balance is checked.
@@ -432,10 +350,10 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 		}
 		t.Run("the same key with another request is refused", func(t *testing.T) {
 			t.Parallel()
-			other := wdRequest(2_000)
+			other := withdrawalRequest(2_000)
 			other["idempotencyKey"] = "payout-key-0001"
-			wdProblem(t, a.do("POST", "/withdrawal", tok, other), http.StatusUnprocessableEntity, "idempotency_key_reused")
-			wdProblem(t, a.do("POST", "/withdrawal", tok, wdRequest(2_000), "Idempotency-Key", "payout-key-0001"),
+			problem(t, a.do("POST", "/withdrawal", tok, other), http.StatusUnprocessableEntity, "idempotency_key_reused")
+			problem(t, a.do("POST", "/withdrawal", tok, withdrawalRequest(2_000), "Idempotency-Key", "payout-key-0001"),
 				http.StatusUnprocessableEntity, "idempotency_key_reused")
 		})
 		t.Run("a transaction's key is no withdrawal's", func(t *testing.T) {
@@ -445,18 +363,18 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 			if r := a.do("POST", "/transaction", tok, tx); r.status != http.StatusCreated {
 				t.Fatalf("transaction: %d %s", r.status, r.body)
 			}
-			w := wdRequest(500)
+			w := withdrawalRequest(500)
 			w["idempotencyKey"] = "shared-key-0001"
 			if r := a.do("POST", "/withdrawal", tok, w); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
 				t.Fatalf("withdrawal: %d %s", r.status, r.body)
 			}
 		})
 	})
-	a.wdWantBalance(t, "one withdrawal of 1000 and one of 500", tok, funds-1_000-500-2*wdFee, 0, 1_000)
+	a.wantBalance(t, "one withdrawal of 1000 and one of 500", tok, funds-1_000-500-2*withdrawalFee, 0, 1_000)
 
 	t.Run("concurrent requests with one key create one withdrawal", func(t *testing.T) {
 		t.Parallel()
-		race := wdRequest(3_000)
+		race := withdrawalRequest(3_000)
 		race["idempotencyKey"] = "payout-key-race"
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -478,29 +396,18 @@ func TestCreateWithdrawalIsIdempotent(t *testing.T) {
 				t.Fatalf("answers differ:\n%s\n%s", b, bodies[0])
 			}
 		}
-		a.wdWantBalance(t, "one more withdrawal of 3000", tok, funds-1_000-500-3_000-3*wdFee, 0, 1_000)
+		a.wantBalance(t, "one more withdrawal of 3000", tok, funds-1_000-500-3_000-3*withdrawalFee, 0, 1_000)
 	})
 }
 
 func TestWithdrawalsOfAnotherAccountAreNotFound(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, owner := a.account()
 	_, stranger := a.account()
-	a.wdSandbox(t, owner, a.wdCharge(t, owner, 10_000), "pay")
-	a.wdSandbox(t, stranger, a.wdCharge(t, stranger, 10_000), "pay")
-	id := a.wdMustWithdraw(t, owner, 1_000)["id"].(string)
-	unknown := "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
-
-	same := func(x, y response) bool {
-		strip := func(r response) string {
-			m := r.json(t)
-			delete(m, "requestId")
-			delete(m, "instance")
-			return fmt.Sprint(m)
-		}
-		return strip(x) == strip(y)
-	}
+	a.paidCharge(t, owner, 10_000)
+	a.paidCharge(t, stranger, 10_000)
+	id := a.mustWithdraw(t, owner, 1_000)["id"].(string)
 	// The group ends when its parallel subtests do, before the owner's withdrawal is checked.
 	t.Run("the stranger", func(t *testing.T) {
 		for _, route := range []struct{ method, path string }{
@@ -513,9 +420,9 @@ func TestWithdrawalsOfAnotherAccountAreNotFound(t *testing.T) {
 			t.Run(route.method+" "+route.path+" answers 404 like an unknown id", func(t *testing.T) {
 				t.Parallel()
 				theirs := a.do(route.method, fmt.Sprintf(route.path, id), stranger, nil)
-				wdProblem(t, theirs, http.StatusNotFound, "not_found")
-				none := a.do(route.method, fmt.Sprintf(route.path, unknown), stranger, nil)
-				if !same(theirs, none) {
+				problem(t, theirs, http.StatusNotFound, "not_found")
+				none := a.do(route.method, fmt.Sprintf(route.path, unknownID), stranger, nil)
+				if problemBody(t, theirs) != problemBody(t, none) {
 					t.Fatalf("another account's id answers\n%s\nan unknown id\n%s", theirs.body, none.body)
 				}
 			})
@@ -524,8 +431,8 @@ func TestWithdrawalsOfAnotherAccountAreNotFound(t *testing.T) {
 	if got := a.do("GET", "/withdrawal/"+id, owner, nil).json(t)["status"]; got != "PROCESSING" {
 		t.Fatalf("the owner's withdrawal is %v, want untouched PROCESSING", got)
 	}
-	a.wdWantBalance(t, "the owner", owner, 10_000-wdTxFee-1_000-wdFee, 0, 0)
-	a.wdWantBalance(t, "the stranger", stranger, 10_000-wdTxFee, 0, 0)
+	a.wantBalance(t, "the owner", owner, 10_000-chargeFee-1_000-withdrawalFee, 0, 0)
+	a.wantBalance(t, "the stranger", stranger, 10_000-chargeFee, 0, 0)
 
 	t.Run("a malformed id answers 422", func(t *testing.T) {
 		t.Parallel()
@@ -534,7 +441,7 @@ func TestWithdrawalsOfAnotherAccountAreNotFound(t *testing.T) {
 			{"POST", "/withdrawal/not-a-uuid/cancel"},
 			{"POST", "/sandbox/withdrawal/123/fail"},
 		} {
-			got := wdProblem(t, a.do(rt.method, rt.path, owner, nil), http.StatusUnprocessableEntity, "validation_failed")
+			got := problem(t, a.do(rt.method, rt.path, owner, nil), http.StatusUnprocessableEntity, "validation_failed")
 			if !slices.Equal(got, []string{"id invalid_format"}) {
 				t.Fatalf("%s %s: errors %v", rt.method, rt.path, got)
 			}
@@ -550,18 +457,18 @@ func TestWithdrawalsOfAnotherAccountAreNotFound(t *testing.T) {
 
 func TestWithdrawalTransitionsRefusedAnswer409(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
-	a.wdSandbox(t, tok, a.wdCharge(t, tok, 100_000), "pay")
-	processed := a.wdMustWithdraw(t, tok, 1_000)["id"].(string)
+	a.paidCharge(t, tok, 100_000)
+	processed := a.mustWithdraw(t, tok, 1_000)["id"].(string)
 	a.payOut()
 	// Created after the settle run, so they stay PROCESSING.
-	failed := a.wdMustWithdraw(t, tok, 1_000)["id"].(string)
-	processing2 := a.wdMustWithdraw(t, tok, 1_000)["id"].(string)
+	failed := a.mustWithdraw(t, tok, 1_000)["id"].(string)
+	processing2 := a.mustWithdraw(t, tok, 1_000)["id"].(string)
 	if r := a.do("POST", "/sandbox/withdrawal/"+failed+"/fail", tok, nil); r.status != http.StatusOK {
 		t.Fatalf("fail: %d %s", r.status, r.body)
 	}
-	before := a.wdBalance(t, tok)
+	before := a.balance(t, tok)
 
 	cases := []struct {
 		name, path string
@@ -579,16 +486,16 @@ func TestWithdrawalTransitionsRefusedAnswer409(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name+" answers 409", func(t *testing.T) {
 				t.Parallel()
-				wdProblem(t, a.do("POST", c.path, tok, nil), http.StatusConflict, "invalid_transition")
+				problem(t, a.do("POST", c.path, tok, nil), http.StatusConflict, "invalid_transition")
 			})
 		}
 	})
-	if after := a.wdBalance(t, tok); after != before {
+	if after := a.balance(t, tok); after != before {
 		t.Fatalf("balance %v after refused transitions, was %v", after, before)
 	}
 	t.Run("an action takes no body", func(t *testing.T) {
 		t.Parallel()
-		got := wdProblem(t, a.do("POST", "/sandbox/withdrawal/"+processing2+"/reject", tok, map[string]any{"reason": "x"}),
+		got := problem(t, a.do("POST", "/sandbox/withdrawal/"+processing2+"/reject", tok, map[string]any{"reason": "x"}),
 			http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(got, []string{"reason unknown_field"}) {
 			t.Fatalf("errors %v", got)
@@ -609,18 +516,18 @@ func TestWithdrawalTransitionsRefusedAnswer409(t *testing.T) {
 
 func TestCancelWithdrawalOutsideTheSandbox(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{NoSandbox: true})
+	a := newAPI(t, feeSettings(apiSettings{NoSandbox: true}))
 	accountID, tok := a.account()
 	// Without the sandbox, pay through the store as an acquirer's notification would.
-	id := a.wdCharge(t, tok, 10_000)
+	id := a.charge(t, tok, 10_000)
 	_, err := a.store.Transactions().Update(context.Background(), accountID, id, func(t *domain.Transaction) error {
 		now := time.Now()
-		return t.Pay(domain.Payment{AmountPaid: t.Amount(), PaidAt: now, EndToEnd: domain.NewEndToEndID('E', domain.SandboxISPB, now), Fee: wdTxFee}, now)
+		return t.Pay(domain.Payment{AmountPaid: t.Amount(), PaidAt: now, EndToEnd: domain.NewEndToEndID('E', domain.SandboxISPB, now), Fee: chargeFee}, now)
 	})
 	must(t, err)
-	a.wdWantBalance(t, "one paid", tok, 10_000-wdTxFee, 0, 0)
+	a.wantBalance(t, "one paid", tok, 10_000-chargeFee, 0, 0)
 
-	w := a.wdMustWithdraw(t, tok, 2_000)
+	w := a.mustWithdraw(t, tok, 2_000)
 	wid := w["id"].(string)
 	if w["status"] != "PENDING" || len(w["statusHistory"].([]any)) != 1 {
 		t.Fatalf("withdrawal %v, want PENDING awaiting an acquirer", w)
@@ -631,7 +538,7 @@ func TestCancelWithdrawalOutsideTheSandbox(t *testing.T) {
 	if _, ok := w["receiver"]; ok {
 		t.Errorf("receiver %v: without the sandbox no PIX directory resolves the key", w["receiver"])
 	}
-	a.wdWantBalance(t, "a pending withdrawal holds its money", tok, 10_000-wdTxFee-2_000-wdFee, 0, 0)
+	a.wantBalance(t, "a pending withdrawal holds its money", tok, 10_000-chargeFee-2_000-withdrawalFee, 0, 0)
 
 	r := a.do("POST", "/withdrawal/"+wid+"/cancel", tok, nil)
 	if r.status != http.StatusOK {
@@ -641,25 +548,25 @@ func TestCancelWithdrawalOutsideTheSandbox(t *testing.T) {
 	if got["status"] != "CANCELED" || len(got["statusHistory"].([]any)) != 2 || !bytes.Equal(a.do("GET", "/withdrawal/"+wid, tok, nil).body, r.body) {
 		t.Fatalf("canceled withdrawal %s", r.body)
 	}
-	a.wdWantBalance(t, "a canceled withdrawal gives its money back", tok, 10_000-wdTxFee, 0, 0)
-	wdProblem(t, a.do("POST", "/withdrawal/"+wid+"/cancel", tok, nil), http.StatusConflict, "invalid_transition")
+	a.wantBalance(t, "a canceled withdrawal gives its money back", tok, 10_000-chargeFee, 0, 0)
+	problem(t, a.do("POST", "/withdrawal/"+wid+"/cancel", tok, nil), http.StatusConflict, "invalid_transition")
 
 	// That no payout job runs without the sandbox is serve's wiring: cmd/pixgate checks it
 	// (TestNoPayoutProviderLeavesWithdrawalsPendingAndCancelable).
 	t.Run("the sandbox routes do not exist", func(t *testing.T) {
 		t.Parallel()
 		for _, step := range []string{"fail", "reject", "refund"} {
-			wdProblem(t, a.do("POST", "/sandbox/withdrawal/"+wid+"/"+step, tok, nil), http.StatusNotFound, "not_found")
+			problem(t, a.do("POST", "/sandbox/withdrawal/"+wid+"/"+step, tok, nil), http.StatusNotFound, "not_found")
 		}
 	})
 }
 
 func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, all := a.account()
-	a.wdSandbox(t, all, a.wdCharge(t, all, 10_000), "pay")
-	id := a.wdMustWithdraw(t, all, 100)["id"].(string)
+	a.paidCharge(t, all, 10_000)
+	id := a.mustWithdraw(t, all, 100)["id"].(string)
 	_, readTx := a.account(domain.ScopeTransactionRead)
 	_, readWd := a.account(domain.ScopeWithdrawalRead)
 	_, writeWd := a.account(domain.ScopeWithdrawalWrite)
@@ -671,7 +578,7 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 		scope        string
 		granted      string
 	}{
-		{"POST", "/withdrawal", wdRequest(100), "withdrawal:write", writeWd},
+		{"POST", "/withdrawal", withdrawalRequest(100), "withdrawal:write", writeWd},
 		{"GET", "/withdrawal/" + id, nil, "withdrawal:read", readWd},
 		{"POST", "/withdrawal/" + id + "/cancel", nil, "withdrawal:write", writeWd},
 		{"GET", "/balance", nil, "balance:read", readBalance},
@@ -682,16 +589,16 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			t.Parallel()
 			r := a.do(rt.method, rt.path, "", rt.body)
-			wdProblem(t, r, http.StatusUnauthorized, "unauthorized")
+			problem(t, r, http.StatusUnauthorized, "unauthorized")
 			if r.header.Get("WWW-Authenticate") == "" {
 				t.Errorf("401 without WWW-Authenticate")
 			}
-			wdProblem(t, a.do(rt.method, rt.path, "not-a-token", rt.body), http.StatusUnauthorized, "unauthorized")
+			problem(t, a.do(rt.method, rt.path, "not-a-token", rt.body), http.StatusUnauthorized, "unauthorized")
 			for _, tok := range []string{readTx, readWd, writeWd, readBalance} {
 				if tok == rt.granted {
 					continue
 				}
-				wdProblem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "insufficient_scope")
+				problem(t, a.do(rt.method, rt.path, tok, rt.body), http.StatusForbidden, "insufficient_scope")
 			}
 			// With the scope, the route is reached (another account's id: 404; no money: 422).
 			if r := a.do(rt.method, rt.path, rt.granted, rt.body); r.status == http.StatusForbidden || r.status == http.StatusUnauthorized {
@@ -701,7 +608,7 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 	}
 	t.Run("GET /balance takes no parameters", func(t *testing.T) {
 		t.Parallel()
-		got := wdProblem(t, a.do("GET", "/balance?account=x", all, nil), http.StatusUnprocessableEntity, "validation_failed")
+		got := problem(t, a.do("GET", "/balance?account=x", all, nil), http.StatusUnprocessableEntity, "validation_failed")
 		if !slices.Equal(got, []string{"account unknown_field"}) {
 			t.Fatalf("errors %v", got)
 		}
@@ -710,16 +617,16 @@ func TestAuthenticationAndScopesOfWithdrawalRoutes(t *testing.T) {
 
 func TestConcurrentWithdrawalsNeverOverdrawTheBalance(t *testing.T) {
 	t.Parallel()
-	a := newWDAPI(t, apiSettings{})
+	a := newAPI(t, feeSettings(apiSettings{}))
 	_, tok := a.account()
 	for range 3 {
-		a.wdSandbox(t, tok, a.wdCharge(t, tok, 30_100), "pay")
+		a.paidCharge(t, tok, 30_100)
 	}
 	const funds = 3 * 30_000
-	a.wdWantBalance(t, "funded", tok, funds, 0, 0)
+	a.wantBalance(t, "funded", tok, funds, 0, 0)
 
 	third := int64(funds / 3)
-	affordable := funds / (third + wdFee) // 2: with the fee, a third of the balance fits twice
+	affordable := funds / (third + withdrawalFee) // 2: with the fee, a third of the balance fits twice
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	created, refused := 0, 0
@@ -747,7 +654,7 @@ func TestConcurrentWithdrawalsNeverOverdrawTheBalance(t *testing.T) {
 	}()
 	for range 20 {
 		wg.Go(func() {
-			r := a.wdWithdraw(tok, third)
+			r := a.withdraw(tok, third)
 			mu.Lock()
 			defer mu.Unlock()
 			switch r.status {
@@ -771,5 +678,5 @@ func TestConcurrentWithdrawalsNeverOverdrawTheBalance(t *testing.T) {
 	if created != int(affordable) || refused != 20-int(affordable) {
 		t.Fatalf("%d created and %d refused, want %d and %d", created, refused, affordable, 20-affordable)
 	}
-	a.wdWantBalance(t, "after the race", tok, funds-affordable*(third+wdFee), 0, 0)
+	a.wantBalance(t, "after the race", tok, funds-affordable*(third+withdrawalFee), 0, 0)
 }
