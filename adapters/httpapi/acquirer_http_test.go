@@ -3,7 +3,8 @@ package httpapi_test
 // POST /acquirer/pix over HTTP with Banco Central's callback bodies (docs/API.md, Acquirer
 // notifications): the shared secret, and what each outcome does to the charge, its refunds,
 // its events and the merchant's balance. Every API here runs on a stopped clock that a test
-// moves itself, and its sandbox settles at once. Helpers here start with "acq".
+// moves itself, and its sandbox settles at once. Helpers here start with "acq"; the body's
+// tolerance is in acquirer_tolerance_http_test.go.
 
 import (
 	"bytes"

@@ -5,22 +5,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/pix"
+	"github.com/pixgate/pixgate/adapters/psp/efi/efitest"
 	"github.com/pixgate/pixgate/adapters/psp/psptest"
 	"github.com/pixgate/pixgate/application"
+	"github.com/pixgate/pixgate/domain"
 )
 
 // POST /acquirer/pix over HTTP with Banco Central's callback bodies. The route's behaviour (the
-// secret, each outcome, concurrent deliveries) is tested in adapters/httpapi
-// (acquirer_http_test.go). What stays here: the "acq" helpers the other tests of serve's wiring
-// use (devolutions, reconciliation, the PSP, the callback listener, payouts), and the test that
-// needs the acquirer's API Pix (psptest), its metric and `ledger verify` behind the route.
+// secret, each outcome, concurrent deliveries, the body's tolerance) is tested in
+// adapters/httpapi (acquirer_http_test.go, acquirer_tolerance_http_test.go). What stays here:
+// the "acq" helpers the other tests of serve's wiring use (devolutions, reconciliation, the PSP,
+// the callback listener, payouts), and the two tests that need a PSP fake behind the route: the
+// acquirer's API Pix (psptest) with the late-payment metric and `ledger verify`, and Efí's
+// payout notices (efitest) read back by the payout outbox as serve wires it.
 
 const acqSecret = "acquirer-shared-secret-of-at-least-32-characters"
 
@@ -217,4 +223,61 @@ func TestAPaymentOfAnotherAmountIsSentBackOnce(t *testing.T) {
 			t.Fatalf("devolution callback %d: suspense is not back to zero:\n%s", i+1, report)
 		}
 	}
+}
+
+// TestEfiPayoutNoticeOnTheAcquirerWebhookMovesTheWithdrawal posts Efí's own notice of a payout
+// (as efitest writes it: no txid, gnExtras.idEnvio) to POST /acquirer/pix: the payout outbox
+// reads the payout back and the withdrawal is PROCESSED without waiting for its next check.
+func TestEfiPayoutNoticeOnTheAcquirerWebhookMovesTheWithdrawal(t *testing.T) {
+	t.Parallel()
+	psp := efitest.New(t, efitest.Config{})
+	var mu sync.Mutex
+	var notices [][]byte
+	catch := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body json.RawMessage
+		if err := json.NewDecoder(r.Body).Decode(&body); err == nil {
+			mu.Lock()
+			notices = append(notices, body)
+			mu.Unlock()
+		}
+	}))
+	t.Cleanup(catch.Close)
+	psp.NotifyTo(catch.URL)
+	psp.Steer("maria@example.com", efitest.StaysProcessing)
+	e := poEnv(t, psp)
+	tok := e.poFunded(1)
+	id := e.poWithdraw(tok, 400, "maria@example.com")
+	e.poRunUntil(tok, id, "PROCESSING")
+	idEnvio := domain.PayoutID(id)
+	if err := psp.Settle(idEnvio, efitest.Done, ""); err != nil {
+		t.Fatal(err)
+	}
+	var notice []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for notice == nil {
+		mu.Lock()
+		if len(notices) > 0 {
+			notice = notices[len(notices)-1]
+		}
+		mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("Efí sent no notice within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res := acqResults(t, e.acqNotify(string(notice)))
+	if len(res) != 1 || res[0].IDEnvio != idEnvio || res[0].Outcome != "applied" || res[0].Status != "PROCESSED" || res[0].TxID != "" {
+		t.Fatalf("results %+v for Efí's notice %s, want the payout applied", res, notice)
+	}
+	if w := e.poGet(tok, id); w["status"] != "PROCESSED" {
+		t.Fatalf("withdrawal %v after the notice", w["status"])
+	}
+	if res := acqResults(t, e.acqNotify(string(notice))); res[0].Outcome != "unchanged" {
+		t.Fatalf("the notice again: %+v", res)
+	}
+	other := strings.Replace(string(notice), idEnvio, strings.Repeat("0", 32), 1)
+	if res := acqResults(t, e.acqNotify(other)); res[0].Outcome != "unknown_payout" {
+		t.Fatalf("a notice of a payout pixgate never made: %+v", res)
+	}
+	e.dvVerify()
 }
