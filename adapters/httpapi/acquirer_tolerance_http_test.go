@@ -1,26 +1,20 @@
-package main
+package httpapi_test
+
+// POST /acquirer/pix read as the API Pix specification asks of clients (docs/API.md, Acquirer
+// notifications): what a PSP may add is ignored, each entry is judged alone, and only a body
+// without a `pix` array is refused. The helpers are acquirer_http_test.go's ("acq").
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/pixgate/pixgate/adapters/psp/efi/efitest"
-	"github.com/pixgate/pixgate/domain"
 )
-
-// POST /acquirer/pix read as the API Pix specification asks of clients: what a PSP may add is
-// ignored, each entry is judged alone, and only a body without a `pix` array is refused.
 
 func TestAcquirerBodiesWithoutAPixArray422(t *testing.T) {
 	t.Parallel()
-	e := acqEnv(t, nil)
+	a, _ := acqAPI(t)
 	cases := []struct {
 		name string
 		body any
@@ -33,24 +27,26 @@ func TestAcquirerBodiesWithoutAPixArray422(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 naming pix", func(t *testing.T) {
-			if fields := problemOf(t, e.acqNotify(c.body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, c.want) {
+			t.Parallel()
+			if fields := acqProblem(t, a.acqNotify(c.body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, c.want) {
 				t.Fatalf("errors = %v, want %v", fields, c.want)
 			}
 		})
 	}
 	for _, body := range []string{`{"pix": [`, `[]`, `"pix"`, ``, `{"pix": [], "pix": []}`, "{\"pix\": [], \"x\": \"\xff\"}", `{"pix": [{"txid": "\ud800"}]}`} {
 		t.Run(fmt.Sprintf("%q answers 422 malformed_json", body), func(t *testing.T) {
-			problemOf(t, e.acqNotify(body), http.StatusUnprocessableEntity, "malformed_json")
+			t.Parallel()
+			acqProblem(t, a.acqNotify(body), http.StatusUnprocessableEntity, "malformed_json")
 		})
 	}
 }
 
 func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 	t.Parallel()
-	e := acqEnv(t, nil)
-	_, tok := e.account()
+	a, _ := acqAPI(t)
+	_, tok := a.account()
 	entry := func(txid string, mut func(p map[string]any)) map[string]any {
-		p := acqPix(txid, acqNewE2E())
+		p := a.acqPix(txid, acqNewE2E())
 		mut(p)
 		return p
 	}
@@ -98,21 +94,23 @@ func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name+" is invalid, and the payment beside it is applied", func(t *testing.T) {
-			good, other := e.lcCreate(tok), e.lcCreate(tok)
-			res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{c.broken(acqTxID(t, other)), acqPix(acqTxID(t, good), acqNewE2E())}}))
+			t.Parallel()
+			good, other := a.acqCreate(t, tok), a.acqCreate(t, tok)
+			res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{c.broken(acqTxID(t, other)), a.acqPix(acqTxID(t, good), acqNewE2E())}}))
 			if len(res) != 2 || res[0].Outcome != "invalid" || !strings.Contains(res[0].Detail, c.detail) || res[0].Status != "" {
 				t.Fatalf("results %+v, want the first invalid with %q in its detail", res, c.detail)
 			}
 			if res[1].Outcome != "applied" || res[1].Status != "PAID" {
 				t.Fatalf("the well-formed entry: %+v", res[1])
 			}
-			if got := e.lcGet(tok, other).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+			if got := a.acqGet(t, tok, other).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 				t.Fatalf("the charge of the invalid entry is %v", got)
 			}
 		})
 	}
 	t.Run("every broken field of one entry is listed in its detail", func(t *testing.T) {
-		res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{map[string]any{"valor": "x", "txid": 7}}}))
+		t.Parallel()
+		res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{map[string]any{"valor": "x", "txid": 7}}}))
 		for _, want := range []string{"endToEndId required", "horario required", "txid invalid_type", "valor invalid_format"} {
 			if !strings.Contains(res[0].Detail, want) {
 				t.Errorf("detail %q lacks %q", res[0].Detail, want)
@@ -120,11 +118,12 @@ func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 		}
 	})
 	t.Run("1000 entries are accepted", func(t *testing.T) {
+		t.Parallel()
 		entries := make([]any, 1000)
 		for i := range entries {
-			entries[i] = acqPix("unknown", acqE2E)
+			entries[i] = a.acqPix("unknown", acqE2E)
 		}
-		if res := acqResults(t, e.acqNotify(map[string]any{"pix": entries})); len(res) != 1000 {
+		if res := acqResults(t, a.acqNotify(map[string]any{"pix": entries})); len(res) != 1000 {
 			t.Fatalf("%d results", len(res))
 		}
 	})
@@ -132,24 +131,36 @@ func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 
 func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 	t.Parallel()
-	e := acqEnv(t, nil)
-	_, tok := e.account()
+	a, _ := acqAPI(t)
+	_, tok := a.account()
 	vendor := map[string]any{"pagador": map[string]any{"nome": "Fulano", "codigoBanco": "00000000"}, "tarifa": "0.00"}
+	// paid creates a charge of 10.00 and pays it through the callback.
+	paid := func(t *testing.T) (id, txid, e2e string) {
+		t.Helper()
+		id = a.acqCreate(t, tok)
+		txid, e2e = acqTxID(t, id), acqNewE2E()
+		if res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{a.acqPix(txid, e2e)}})); res[0].Outcome != "applied" {
+			t.Fatalf("payment: %+v", res)
+		}
+		return id, txid, e2e
+	}
 
 	t.Run("members of a PSP's own, at every depth, are ignored", func(t *testing.T) {
-		id := e.lcCreate(tok)
-		p := acqPix(acqTxID(t, id), acqNewE2E())
+		t.Parallel()
+		id := a.acqCreate(t, tok)
+		p := a.acqPix(acqTxID(t, id), acqNewE2E())
 		p["gnExtras"] = vendor
 		p["componentesValor"] = map[string]any{"original": map[string]any{"valor": "10.00", "extra": 1}}
 		body := map[string]any{"pix": []any{p}, "gnExtras": vendor, "versao": 2}
-		if res := acqResults(t, e.acqNotify(body)); res[0].Outcome != "applied" {
+		if res := acqResults(t, a.acqNotify(body)); res[0].Outcome != "applied" {
 			t.Fatalf("%+v", res)
 		}
 	})
 	t.Run("an entry without txid is a PIX without a charge: unknown_txid", func(t *testing.T) {
-		p := acqPix("", acqNewE2E())
+		t.Parallel()
+		p := a.acqPix("", acqNewE2E())
 		delete(p, "txid")
-		if res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{p}})); res[0].Outcome != "unknown_txid" || res[0].TxID != "" {
+		if res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{p}})); res[0].Outcome != "unknown_txid" || res[0].TxID != "" {
 			t.Fatalf("%+v", res)
 		}
 	})
@@ -166,12 +177,13 @@ func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 		{"MED_PIX_AUTOMATICO", map[string]any{"solicitacao": "2026-11-22T14:30:00Z"}},
 	} {
 		t.Run("a devolution of natureza "+c.natureza+" with descricao and a partial horario is read", func(t *testing.T) {
-			_, txid, e2e := e.dvPaid(tok)
-			p := acqPix(txid, e2e)
+			t.Parallel()
+			_, txid, e2e := paid(t)
+			p := a.acqPix(txid, e2e)
 			d := acqDevolucaoOf("D"+c.natureza[:3]+"01", "10.00", "DEVOLVIDO")
 			d["natureza"], d["descricao"], d["horario"], d["gnExtras"] = c.natureza, "produto com defeito", c.horario, vendor
 			p["devolucoes"] = []any{d}
-			res := acqResults(t, e.acqNotify(map[string]any{"pix": []any{p}}))
+			res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{p}}))
 			// No refund has this id: the entry is read, and the devolution matched to nothing.
 			if res[0].Outcome != "already_applied" || len(res[0].Devolucoes) != 1 || res[0].Devolucoes[0].Outcome != "unknown_refund" {
 				t.Fatalf("%+v", res)
@@ -179,17 +191,16 @@ func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 		})
 	}
 	t.Run("an accepted dispute completes by a MED_PIX_AUTOMATICO devolution, never by an ORIGINAL one", func(t *testing.T) {
-		id := e.lcCreate(tok)
-		txid, e2e := acqTxID(t, id), acqNewE2E()
-		acqResults(t, e.acqNotify(map[string]any{"pix": []any{acqPix(txid, e2e)}}))
-		e.lcStep(tok, id, "med/open", http.StatusOK)
-		e.lcStep(tok, id, "med/accept", http.StatusOK)
+		t.Parallel()
+		id, txid, e2e := paid(t)
+		a.acqSandbox(t, tok, id, "med/open")
+		a.acqSandbox(t, tok, id, "med/accept")
 		notify := func(natureza string) acqResult {
-			p := acqPix(txid, e2e)
+			p := a.acqPix(txid, e2e)
 			d := acqDevolucaoOf("MED"+natureza[:3], "10.00", "DEVOLVIDO")
 			d["natureza"] = natureza
 			p["devolucoes"] = []any{d}
-			return acqResults(t, e.acqNotify(map[string]any{"pix": []any{p}}))[0]
+			return acqResults(t, a.acqNotify(map[string]any{"pix": []any{p}}))[0]
 		}
 		if res := notify("ORIGINAL"); res.Devolucoes[0].Outcome != "unknown_refund" || res.Status != "PROCESSING_INFRACTION" {
 			t.Fatalf("an ORIGINAL devolution: %+v", res)
@@ -198,61 +209,4 @@ func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 			t.Fatalf("a MED_PIX_AUTOMATICO devolution: %+v", res)
 		}
 	})
-}
-
-// TestEfiPayoutNoticeOnTheAcquirerWebhookMovesTheWithdrawal posts Efí's own notice of a payout
-// (as efitest writes it: no txid, gnExtras.idEnvio) to POST /acquirer/pix: the payout outbox
-// reads the payout back and the withdrawal is PROCESSED without waiting for its next check.
-func TestEfiPayoutNoticeOnTheAcquirerWebhookMovesTheWithdrawal(t *testing.T) {
-	t.Parallel()
-	psp := efitest.New(t, efitest.Config{})
-	var mu sync.Mutex
-	var notices [][]byte
-	catch := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body json.RawMessage
-		if err := json.NewDecoder(r.Body).Decode(&body); err == nil {
-			mu.Lock()
-			notices = append(notices, body)
-			mu.Unlock()
-		}
-	}))
-	t.Cleanup(catch.Close)
-	psp.NotifyTo(catch.URL)
-	psp.Steer("maria@example.com", efitest.StaysProcessing)
-	e := poEnv(t, psp)
-	tok := e.poFunded(1)
-	id := e.poWithdraw(tok, 400, "maria@example.com")
-	e.poRunUntil(tok, id, "PROCESSING")
-	idEnvio := domain.PayoutID(id)
-	if err := psp.Settle(idEnvio, efitest.Done, ""); err != nil {
-		t.Fatal(err)
-	}
-	var notice []byte
-	deadline := time.Now().Add(10 * time.Second)
-	for notice == nil {
-		mu.Lock()
-		if len(notices) > 0 {
-			notice = notices[len(notices)-1]
-		}
-		mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("Efí sent no notice within 10 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	res := acqResults(t, e.acqNotify(string(notice)))
-	if len(res) != 1 || res[0].IDEnvio != idEnvio || res[0].Outcome != "applied" || res[0].Status != "PROCESSED" || res[0].TxID != "" {
-		t.Fatalf("results %+v for Efí's notice %s, want the payout applied", res, notice)
-	}
-	if w := e.poGet(tok, id); w["status"] != "PROCESSED" {
-		t.Fatalf("withdrawal %v after the notice", w["status"])
-	}
-	if res := acqResults(t, e.acqNotify(string(notice))); res[0].Outcome != "unchanged" {
-		t.Fatalf("the notice again: %+v", res)
-	}
-	other := strings.Replace(string(notice), idEnvio, strings.Repeat("0", 32), 1)
-	if res := acqResults(t, e.acqNotify(other)); res[0].Outcome != "unknown_payout" {
-		t.Fatalf("a notice of a payout pixgate never made: %+v", res)
-	}
-	e.dvVerify()
 }
