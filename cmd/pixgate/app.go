@@ -182,54 +182,102 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 	} else if a.publicURL == "" {
 		a.publicURL = ownBaseURL(cfg.Server.Addr)
 	}
-	var err error
-	if a.stores.accounts == nil { // an option may hand in stores (instances sharing one store)
-		if a.stores, err = openStores(ctx, cfg); err != nil {
-			return nil, err
-		}
+	if err := a.buildStores(ctx); err != nil {
+		return nil, err
 	}
-	// Every change of an account or credential made by this instance reaches its own
-	// authentication cache at once; other instances' changes within the TTL.
-	a.authCache = application.NewAuthCache(cfg.Auth.CacheTTL, a.clock, 0)
-	a.stores.accounts = a.authCache.Invalidating(a.stores.accounts)
 	if err := a.buildSigners(cfg, log); err != nil {
 		return nil, err
 	}
+	if err := a.buildPixCodes(); err != nil {
+		return nil, err
+	}
+	a.measurePorts()
+	if err := a.buildAcquirer(); err != nil {
+		return nil, err
+	}
+	a.scheduleUpkeep()
+	if err := a.buildServer(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// buildStores opens the configured store, unless an option handed in stores (instances
+// sharing one store), and puts the authentication cache in front of its accounts: every change
+// of an account or credential made by this instance reaches its own authentication cache at
+// once; other instances' changes within the TTL.
+func (a *app) buildStores(ctx context.Context) error {
+	if a.stores.accounts == nil {
+		var err error
+		if a.stores, err = openStores(ctx, a.cfg); err != nil {
+			return err
+		}
+	}
+	a.authCache = application.NewAuthCache(a.cfg.Auth.CacheTTL, a.clock, 0)
+	a.stores.accounts = a.authCache.Invalidating(a.stores.accounts)
+	return nil
+}
+
+// buildPixCodes builds the emitter of Pix codes and, unless an option handed one in (serve,
+// tests), the renderer of their QR images.
+func (a *app) buildPixCodes() error {
+	cfg := a.cfg
+	var err error
 	if a.emitter, err = pix.NewEmitter(pix.EmitterConfig{PixKey: cfg.Pix.Key, MerchantName: cfg.Pix.MerchantName, MerchantCity: cfg.Pix.MerchantCity,
 		LocationPrefix: pixLocationPrefix(cfg.Server.PublicURL)}); err != nil {
-		return nil, fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
+		return fmt.Errorf("PIXGATE_PIX_KEY: %w", err)
 	}
 	// Drawings take the CPU that nothing else wants, and a creation that would wait too long is
 	// refused. serve hands in the drawing process (PIXGATE_QR_PROCESS); without it they are
 	// drawn here, on threads of the lowest priority (serve's caller gives the Go scheduler a
 	// processor per drawing on top of the machine's).
-	if a.renderer == nil { // an option may hand in another (serve, tests)
+	if a.renderer == nil {
 		a.renderer = qr.New(qr.Options{Workers: cfg.QR.Concurrency, Queue: cfg.QR.Queue, Background: true, Timeout: cfg.QR.Timeout})
 	}
+	return nil
+}
 
-	// Metrics wrap the ports, so every use case built below is measured.
+// measurePorts wraps the storage ports in metrics, so every use case built after it is
+// measured, and has the metrics observe webhook deliveries.
+func (a *app) measurePorts() {
 	a.metrics = metrics.New()
 	a.stores.transactions = a.metrics.Transactions(a.stores.transactions)
 	a.stores.withdrawals = a.metrics.Withdrawals(a.stores.withdrawals)
 	a.stores.ledger = a.metrics.Ledger(a.stores.ledger)
 	a.onWebhookAttempt = a.metrics.ObserveDelivery
-	st := a.stores
-	if cfg.Sandbox.On {
-		if a.sandbox, err = newSandboxWorld(cfg); err != nil {
-			return nil, err
+}
+
+// buildAcquirer builds the acquirer's side: the sandbox's simulated world with
+// PIXGATE_SANDBOX=true, the client of the PSP's API Pix, who returns money to payers, and the
+// devolution outbox that sends it.
+func (a *app) buildAcquirer() error {
+	if a.cfg.Sandbox.On {
+		var err error
+		if a.sandbox, err = newSandboxWorld(a.cfg); err != nil {
+			return err
 		}
 	}
 	if err := a.newPSP(); err != nil {
-		return nil, err
+		return err
 	}
-	a.acquirer = newAcquirer(cfg, a.clock, a.psp)
+	a.acquirer = newAcquirer(a.cfg, a.clock, a.psp)
 	a.devolutions = a.newDevolutions()
+	return nil
+}
 
-	a.expirer = application.NewExpireTransactions(st.transactions, a.clock)
+// scheduleUpkeep builds the expirer and schedules the store's upkeep: expiring charges, and
+// finishing in the ledger what a crash left half done.
+func (a *app) scheduleUpkeep() {
+	a.expirer = application.NewExpireTransactions(a.stores.transactions, a.clock)
 	a.jobs = append(a.jobs, job{name: "expiring transactions", pace: application.Pace{Interval: expiryEvery, Bound: expiryBound}, run: a.expirer.RunOnce},
 		// The first run, at start, finishes what a crash left half done.
-		job{name: recoverJobName, pace: application.Pace{Interval: recoverEvery, Bound: recoverBound}, run: st.ledger.Recover})
+		job{name: recoverJobName, pace: application.Pace{Interval: recoverEvery, Bound: recoverBound}, run: a.stores.ledger.Recover})
+}
 
+// buildServer builds the API from the use cases of its core routes and each route group's
+// wiring (wire_*.go), and tells the metrics every route name there is.
+func (a *app) buildServer() error {
+	cfg, st := a.cfg, a.stores
 	deps := httpapi.Deps{
 		Authenticator:     application.NewCachedAuthenticate(a.verifier, st.accounts, a.authCache),
 		CreateTransaction: a.newCreateTransaction(),
@@ -240,7 +288,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		Ready:             st.pinger,
 		Clock:             a.clock,
 		Observer:          a.metrics,
-		Logger:            log,
+		Logger:            a.log,
 		AccessLog:         a.accessLog,
 		Ledger:            httpapi.LedgerDeps{Entries: application.NewListEntries(st.ledger)},
 	}
@@ -251,7 +299,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		a.wireReconcile, a.wireAcquirerWebhook}
 	for _, wire := range wirings {
 		if err := wire(&deps); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	a.server = httpapi.New(httpapi.Config{MaxBodyBytes: cfg.Server.MaxRequestBytes, Sandbox: cfg.Sandbox.On, PublicURL: a.publicURL}, deps)
@@ -260,7 +308,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, options ...func(*
 		routes = append(routes, a.callback.server.RouteNames()...)
 	}
 	a.metrics.KnownRoutes(routes...) // no other route name becomes a label value
-	return a, nil
+	return nil
 }
 
 // buildSigners reads or makes the keys of client secrets and of tokens, and builds the token

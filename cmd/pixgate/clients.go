@@ -39,72 +39,87 @@ func clients(ctx context.Context, cfg Config, args []string, stdout, stderr io.W
 
 // clientsIn runs a clients sub-command against st.
 func clientsIn(ctx context.Context, cfg Config, st stores, args []string, stdout, stderr io.Writer) error {
-	log := newLogger(cfg, stderr)
-	clock, ids := system.Clock{}, system.UUIDs{}
-	var err error
-
 	switch args[0] {
 	case "create":
-		fs := flag.NewFlagSet("clients create", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		name := fs.String("name", "", "the merchant's name (required)")
-		scopeList := fs.String("scopes", "", "comma-separated scopes; empty grants every scope")
-		if err := fs.Parse(args[1:]); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, usage)
-				return nil
-			}
-			return err
-		}
-		if *name == "" || fs.NArg() > 0 {
-			return fmt.Errorf("usage: pixgate clients create --name NAME [--scopes a,b]")
-		}
-		var scopes []domain.Scope
-		if *scopeList != "" {
-			if scopes, err = domain.ParseScopes(*scopeList); err != nil {
-				return fmt.Errorf("--scopes: %w", err)
-			}
-		}
-		hasher, err := secretHasher(cfg, log)
-		if err != nil {
-			return err
-		}
-		created, err := application.NewCreateAccount(st.accounts, ids, clock, hasher).Execute(ctx, *name, scopes)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "account_id=%s\nclient_id=%s\nclient_secret=%s\nscopes=%s\n(the secret is shown this once)\n",
-			created.Account.ID(), created.Credential.ClientID, created.Credential.Secret, domain.JoinScopes(created.Account.Scopes()))
-		return nil
+		return createClient(ctx, cfg, st, args[1:], stdout, stderr)
 	case "list":
-		list, err := application.NewListAccounts(st.accounts).Execute(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ACCOUNT ID\tNAME\tSTATUS\tSCOPES\tCLIENT IDS")
-		for _, l := range list {
-			var ids []string
-			for _, c := range l.Credentials {
-				id := c.ClientID
-				if c.Revoked() {
-					id += " (revoked)"
-				}
-				ids = append(ids, id)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Account.ID(), l.Account.Name(), l.Account.Status(),
-				domain.JoinScopes(l.Account.Scopes()), strings.Join(ids, ", "))
-		}
-		return tw.Flush()
+		return listClients(ctx, st, stdout)
 	case "disable":
-		if len(args) != 2 {
-			return fmt.Errorf("usage: pixgate clients disable ACCOUNT_ID")
-		}
-		if err := application.NewDisableAccount(st.accounts).Execute(ctx, args[1]); err != nil {
-			return fmt.Errorf("disabling %s: %w", args[1], err)
-		}
-		fmt.Fprintf(stdout, "account %s disabled\n", args[1])
-		return nil
+		return disableClient(ctx, st, args[1:], stdout)
 	}
 	return fmt.Errorf("unknown clients sub-command %q\n%s", args[0], usage)
+}
+
+// createClient runs `pixgate clients create --name NAME [--scopes a,b]`: it creates an account
+// and its credential, and prints the secret, this once.
+func createClient(ctx context.Context, cfg Config, st stores, args []string, stdout, stderr io.Writer) error {
+	log := newLogger(cfg, stderr)
+	fs := flag.NewFlagSet("clients create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("name", "", "the merchant's name (required)")
+	scopeList := fs.String("scopes", "", "comma-separated scopes; empty grants every scope")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		return err
+	}
+	if *name == "" || fs.NArg() > 0 {
+		return fmt.Errorf("usage: pixgate clients create --name NAME [--scopes a,b]")
+	}
+	var scopes []domain.Scope
+	if *scopeList != "" {
+		var err error
+		if scopes, err = domain.ParseScopes(*scopeList); err != nil {
+			return fmt.Errorf("--scopes: %w", err)
+		}
+	}
+	hasher, err := secretHasher(cfg, log)
+	if err != nil {
+		return err
+	}
+	created, err := application.NewCreateAccount(st.accounts, system.UUIDs{}, system.Clock{}, hasher).Execute(ctx, *name, scopes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "account_id=%s\nclient_id=%s\nclient_secret=%s\nscopes=%s\n(the secret is shown this once)\n",
+		created.Account.ID(), created.Credential.ClientID, created.Credential.Secret, domain.JoinScopes(created.Account.Scopes()))
+	return nil
+}
+
+// listClients runs `pixgate clients list`: a table of the accounts, with their credentials'
+// client IDs.
+func listClients(ctx context.Context, st stores, stdout io.Writer) error {
+	list, err := application.NewListAccounts(st.accounts).Execute(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACCOUNT ID\tNAME\tSTATUS\tSCOPES\tCLIENT IDS")
+	for _, l := range list {
+		var ids []string
+		for _, c := range l.Credentials {
+			id := c.ClientID
+			if c.Revoked() {
+				id += " (revoked)"
+			}
+			ids = append(ids, id)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Account.ID(), l.Account.Name(), l.Account.Status(),
+			domain.JoinScopes(l.Account.Scopes()), strings.Join(ids, ", "))
+	}
+	return tw.Flush()
+}
+
+// disableClient runs `pixgate clients disable ACCOUNT_ID`.
+func disableClient(ctx context.Context, st stores, args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: pixgate clients disable ACCOUNT_ID")
+	}
+	if err := application.NewDisableAccount(st.accounts).Execute(ctx, args[0]); err != nil {
+		return fmt.Errorf("disabling %s: %w", args[0], err)
+	}
+	fmt.Fprintf(stdout, "account %s disabled\n", args[0])
+	return nil
 }

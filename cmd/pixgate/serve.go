@@ -29,47 +29,18 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		return fmt.Errorf("PIXGATE_ADDR: %w", err)
 	}
 	defer ln.Close()
-	options := []func(*app){func(a *app) { a.publicURL = ownBaseURL(ln.Addr().String()) },
-		func(a *app) { a.accessLog = logOut }}
-	if cfg.QR.Process {
-		renderer, err := startQRProcess(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := closeQRProcess(ctx, renderer); err != nil {
-				log.Error("closing the QR drawing process", slog.String("error", err.Error()))
-			}
-		}()
-		options = append(options, func(a *app) { a.renderer = renderer })
-	}
-	a, err := newApp(ctx, cfg, log, options...)
+	a, closeApp, err := assembleServed(ctx, cfg, log, logOut, ln.Addr().String())
 	if err != nil {
 		return err
 	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := a.stores.close(closeCtx); err != nil {
-			log.Error("closing the store", slog.String("error", err.Error()))
-		}
-	}()
+	defer closeApp()
 	// Every address is bound before the seed prints a demo account, so that a busy port stops
 	// the start before credentials that would die with it are shown.
-	var metricsLn net.Listener
-	if cfg.Server.MetricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
-			return fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
-		}
-		defer metricsLn.Close()
+	metricsLn, callbackLn, err := listenBeside(cfg, a)
+	if err != nil {
+		return err
 	}
-	var callbackLn net.Listener
-	if a.callback != nil {
-		if callbackLn, err = net.Listen("tcp", cfg.Callback.Addr); err != nil {
-			return fmt.Errorf("%s: %w", envCallbackAddr, err)
-		}
-		defer callbackLn.Close()
-	}
+	defer closeListeners(metricsLn, callbackLn)
 	if err := a.seed(ctx, stdout); err != nil {
 		return err
 	}
@@ -81,22 +52,97 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	}
 	srv := boundedServer(a.server.Handler(), log)
 
-	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	background, cancelBackground := context.WithCancel(context.WithoutCancel(ctx))
 	waitBackground := a.startBackground(background, log)
+	stopBackground := func() { cancelBackground(); waitBackground() }
 
 	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
-	var callbackSrv *http.Server
-	if callbackLn != nil {
-		callbackSrv = a.callback.httpServer(log)
-		go func() { served <- fmt.Errorf("%s: %w", envCallbackAddr, callbackSrv.ServeTLS(callbackLn, "", "")) }()
-		log.Info("acquirer callbacks served with mutual TLS", slog.String("addr", callbackLn.Addr().String()))
-	}
+	callbackSrv := a.serveCallbacks(callbackLn, served, log)
 	log.Info("pixgate serving", slog.String("addr", ln.Addr().String()), slog.String("store", cfg.Store.Kind), slog.Bool("sandbox", cfg.Sandbox.On))
 	if listening != nil {
 		listening(ln.Addr().String())
 	}
+	return shutDownWhenDone(ctx, cfg.Server.ShutdownTimeout, log, served, srv, callbackSrv, stopBackground)
+}
 
+// assembleServed builds the app serve runs: its pages' addresses on listenAddr (without
+// PIXGATE_PUBLIC_URL), its access log on logOut, and its QR images drawn by the drawing process
+// with PIXGATE_QR_PROCESS. closeApp closes the store, then the drawing process.
+func assembleServed(ctx context.Context, cfg Config, log *slog.Logger, logOut io.Writer, listenAddr string) (a *app, closeApp func(), err error) {
+	options := []func(*app){func(a *app) { a.publicURL = ownBaseURL(listenAddr) },
+		func(a *app) { a.accessLog = logOut }}
+	closeRenderer := func() {}
+	if cfg.QR.Process {
+		renderer, err := startQRProcess(ctx, cfg, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		closeRenderer = func() {
+			if err := closeQRProcess(ctx, renderer); err != nil {
+				log.Error("closing the QR drawing process", slog.String("error", err.Error()))
+			}
+		}
+		options = append(options, func(a *app) { a.renderer = renderer })
+	}
+	if a, err = newApp(ctx, cfg, log, options...); err != nil {
+		closeRenderer()
+		return nil, nil, err
+	}
+	return a, func() {
+		defer closeRenderer()
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := a.stores.close(closeCtx); err != nil {
+			log.Error("closing the store", slog.String("error", err.Error()))
+		}
+	}, nil
+}
+
+// listenBeside binds the addresses served beside the API's: the metrics' with
+// PIXGATE_METRICS_ADDR and the acquirer callbacks' with a callback listener; nil where there is
+// none. On an error it closes what it bound.
+func listenBeside(cfg Config, a *app) (metricsLn, callbackLn net.Listener, err error) {
+	if cfg.Server.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
+			return nil, nil, fmt.Errorf("PIXGATE_METRICS_ADDR: %w", err)
+		}
+	}
+	if a.callback != nil {
+		if callbackLn, err = net.Listen("tcp", cfg.Callback.Addr); err != nil {
+			closeListeners(metricsLn)
+			return nil, nil, fmt.Errorf("%s: %w", envCallbackAddr, err)
+		}
+	}
+	return metricsLn, callbackLn, nil
+}
+
+// closeListeners closes each listener that is not nil.
+func closeListeners(lns ...net.Listener) {
+	for _, ln := range lns {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// serveCallbacks serves the acquirer callbacks with mutual TLS on ln, sending the server's end
+// to served; with no listener (no callback listener configured) it serves nothing and returns nil.
+func (a *app) serveCallbacks(ln net.Listener, served chan<- error, log *slog.Logger) *http.Server {
+	if ln == nil {
+		return nil
+	}
+	srv := a.callback.httpServer(log)
+	go func() { served <- fmt.Errorf("%s: %w", envCallbackAddr, srv.ServeTLS(ln, "", "")) }()
+	log.Info("acquirer callbacks served with mutual TLS", slog.String("addr", ln.Addr().String()))
+	return srv
+}
+
+// shutDownWhenDone waits until a server stops serving or ctx ends. A server that stopped ends
+// the others at once and its error is returned; the end of ctx (SIGTERM) stops accepting and
+// lets requests in flight finish, up to timeout. Either way the background work is stopped
+// before it returns. callbackSrv may be nil.
+func shutDownWhenDone(ctx context.Context, timeout time.Duration, log *slog.Logger, served <-chan error, srv, callbackSrv *http.Server, stopBackground func()) error {
 	select {
 	case err := <-served:
 		if callbackSrv != nil {
@@ -104,12 +150,11 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 		}
 		_ = srv.Close()
 		stopBackground()
-		waitBackground()
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing requests in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	callbackDone := make(chan error, 1)
 	if callbackSrv != nil {
@@ -117,9 +162,8 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, listening 
 	} else {
 		callbackDone <- nil
 	}
-	err = errors.Join(srv.Shutdown(shutdownCtx), <-callbackDone)
+	err := errors.Join(srv.Shutdown(shutdownCtx), <-callbackDone)
 	stopBackground()
-	waitBackground()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -42,51 +42,20 @@ func raceFeesAndWithdrawals(t *testing.T, insts []Stores) {
 		withdrawers = 4
 		rounds      = 400 // per withdrawer, at most
 		amount      = domain.Cents(1000)
-		report      = 5 // failures of each kind told in full
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	account := domain.NewID()
-	// Every charge is of one amount, which a withdrawer adds to what it reads; fees vary, so
-	// that the balances a reader may see are told apart.
-	rng := rand.New(rand.NewPCG(seed, 0))
-	queue := make(chan string, charges)
-	fees := map[string]domain.Cents{}
-	for i := range charges {
-		id := createTransaction(t, insts[0], txSpec{account: account, amount: amount, createdAt: minutes(i)}).ID()
-		fees[id] = 1 + domain.Cents(rng.IntN(99))
-		queue <- id
-	}
-	close(queue)
+	queue, fees := chargesToPay(t, insts[0], account, amount, charges, seed)
 
-	var (
-		mu    sync.Mutex
-		reads []domain.LedgerBalance
-		fails []error
-	)
-	failed := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		fails = append(fails, err)
-	}
+	var race raceLog
 	paid := make(chan struct{})
 	var pay, withdraw sync.WaitGroup
 	for i := range payers {
 		s := insts[i%len(insts)]
-		pay.Go(func() {
-			for id := range queue {
-				at, fee := minutes(60+i), fees[id]
-				_, err := s.Transactions.Update(ctx, account, id, func(tx *domain.Transaction) error {
-					return tx.Pay(domain.Payment{AmountPaid: amount, Fee: fee, PaidAt: at,
-						EndToEnd: "E" + strings.ReplaceAll(id, "-", "")[:31]}, at)
-				})
-				if err != nil {
-					failed(fmt.Errorf("paying %s: %w", id, err))
-				}
-			}
-		})
+		pay.Go(func() { payCharges(ctx, s, account, amount, minutes(60+i), queue, fees, &race) })
 	}
 	go func() {
 		pay.Wait()
@@ -95,42 +64,11 @@ func raceFeesAndWithdrawals(t *testing.T, insts []Stores) {
 	for i := range withdrawers {
 		s := insts[(i+1)%len(insts)]
 		rng := rand.New(rand.NewPCG(seed, uint64(1+i)))
-		withdraw.Go(func() {
-			for range rounds {
-				select {
-				case <-paid:
-					return
-				default:
-				}
-				b, err := s.Ledger.Balance(ctx, account)
-				if err != nil {
-					failed(fmt.Errorf("reading the balance: %w", err))
-					return
-				}
-				mu.Lock()
-				reads = append(reads, domain.LedgerBalance{Available: b.Available, Blocked: b.Blocked})
-				mu.Unlock()
-				ask := b.Available // everything there is
-				if ask <= 0 || rng.IntN(2) == 0 {
-					ask += amount // and the payment that may be on its way, without its fee
-				}
-				w, err := newWithdrawal(account, ask, minutes(120))
-				if err != nil {
-					failed(err)
-					return
-				}
-				switch err := s.Withdrawals.Create(ctx, w); {
-				case err == nil, errors.Is(err, domain.ErrInsufficientBalance), errors.Is(err, ports.ErrVersionConflict):
-				default:
-					failed(fmt.Errorf("withdrawing %d: %w", ask, err))
-					return
-				}
-			}
-		})
+		withdraw.Go(func() { withdrawEverything(ctx, s, account, amount, rounds, rng, paid, &race) })
 	}
 	pay.Wait()
 	withdraw.Wait()
-	for _, err := range fails {
+	for _, err := range race.fails {
 		t.Errorf("seed %d: %v", seed, err)
 	}
 
@@ -141,6 +79,105 @@ func raceFeesAndWithdrawals(t *testing.T, insts []Stores) {
 	}); err != nil {
 		t.Fatalf("Scan: %v", err)
 	}
+	assertWholeJournals(t, seed, entries, race.reads)
+	t.Logf("seed %d: %d entries, %d balance reads", seed, len(entries), len(race.reads))
+	assertLedgersBalance(t, insts[0], []string{account}, nil)
+}
+
+// chargesToPay creates n charges of amount for account and queues their IDs, each with a fee
+// drawn from seed. Every charge is of one amount, which a withdrawer adds to what it reads;
+// fees vary, so that the balances a reader may see are told apart.
+func chargesToPay(t *testing.T, s Stores, account string, amount domain.Cents, n int, seed uint64) (<-chan string, map[string]domain.Cents) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	queue := make(chan string, n)
+	fees := map[string]domain.Cents{}
+	for i := range n {
+		id := createTransaction(t, s, txSpec{account: account, amount: amount, createdAt: minutes(i)}).ID()
+		fees[id] = 1 + domain.Cents(rng.IntN(99))
+		queue <- id
+	}
+	close(queue)
+	return queue, fees
+}
+
+// raceLog collects, from the goroutines of raceFeesAndWithdrawals, the balances the
+// withdrawers read and what failed.
+type raceLog struct {
+	mu    sync.Mutex
+	reads []domain.LedgerBalance
+	fails []error
+}
+
+func (r *raceLog) read(b domain.LedgerBalance) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads = append(r.reads, b)
+}
+
+func (r *raceLog) failed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fails = append(r.fails, err)
+}
+
+// payCharges pays, through s, the charges it takes from queue until it is empty, each with its
+// fee, at the time at.
+func payCharges(ctx context.Context, s Stores, account string, amount domain.Cents, at time.Time, queue <-chan string, fees map[string]domain.Cents, race *raceLog) {
+	for id := range queue {
+		fee := fees[id]
+		_, err := s.Transactions.Update(ctx, account, id, func(tx *domain.Transaction) error {
+			return tx.Pay(domain.Payment{AmountPaid: amount, Fee: fee, PaidAt: at,
+				EndToEnd: "E" + strings.ReplaceAll(id, "-", "")[:31]}, at)
+		})
+		if err != nil {
+			race.failed(fmt.Errorf("paying %s: %w", id, err))
+		}
+	}
+}
+
+// withdrawEverything, for up to rounds rounds or until paid is closed, reads the balance
+// through s and at once withdraws all of it, or (at random, and always when nothing is
+// available) all of it and amount, the payment that may be on its way without its fee. A
+// refusal for want of balance or a conflict is the race lost; anything else fails it.
+func withdrawEverything(ctx context.Context, s Stores, account string, amount domain.Cents, rounds int, rng *rand.Rand, paid <-chan struct{}, race *raceLog) {
+	for range rounds {
+		select {
+		case <-paid:
+			return
+		default:
+		}
+		b, err := s.Ledger.Balance(ctx, account)
+		if err != nil {
+			race.failed(fmt.Errorf("reading the balance: %w", err))
+			return
+		}
+		race.read(domain.LedgerBalance{Available: b.Available, Blocked: b.Blocked})
+		ask := b.Available // everything there is
+		if ask <= 0 || rng.IntN(2) == 0 {
+			ask += amount // and the payment that may be on its way, without its fee
+		}
+		w, err := newWithdrawal(account, ask, minutes(120))
+		if err != nil {
+			race.failed(err)
+			return
+		}
+		switch err := s.Withdrawals.Create(ctx, w); {
+		case err == nil, errors.Is(err, domain.ErrInsufficientBalance), errors.Is(err, ports.ErrVersionConflict):
+		default:
+			race.failed(fmt.Errorf("withdrawing %d: %w", ask, err))
+			return
+		}
+	}
+}
+
+// assertWholeJournals checks the ledger lines of the race, entries, and the balances the
+// withdrawers read: no line with negative available, each fee right after its payment, and
+// every read equal to the balance after some whole journal (or zero). It tells the first few
+// failures of each kind in full, then counts them all.
+func assertWholeJournals(t *testing.T, seed uint64, entries []domain.Entry, reads []domain.LedgerBalance) {
+	t.Helper()
+	const report = 5 // failures of each kind told in full
 	var negative, split, unexplained int
 	whole := map[domain.LedgerBalance]bool{{}: true} // the balances after whole journals
 	for i, e := range entries {
@@ -171,8 +208,6 @@ func raceFeesAndWithdrawals(t *testing.T, insts []Stores) {
 		t.Errorf("seed %d: %d lines with negative available, %d fees apart from their payments, %d balance reads no whole journal explains",
 			seed, negative, split, unexplained)
 	}
-	t.Logf("seed %d: %d entries, %d balance reads", seed, len(entries), len(reads))
-	assertLedgersBalance(t, insts[0], []string{account}, nil)
 }
 
 // around names the types and numbers of the lines next to entries[i], for a failure message.

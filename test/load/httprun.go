@@ -55,36 +55,84 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	if err != nil {
 		return err
 	}
-	seeders := 2 * runtime.NumCPU()
 	client := newLoadClient()
 
-	// The transactions GET /transaction/{id} cycles through.
 	body := loadBody("maria@example.com")
-	ids, err := srv.createMany(ctx, loadToken, o.lookups, seeders, func(int) []byte { return body })
-	if err != nil {
-		return err
-	}
-	res, one, err := srv.do(ctx, http.MethodGet, "/transaction/"+ids[0], loadToken, nil)
-	if err != nil || res.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /transaction/{id}: %v %.300s", err, one)
-	}
-	r.txJSONBytes = len(one)
-	logf("created %d transactions to look up; one is %d bytes of JSON", len(ids), len(one))
-
-	// Baseline (a), then GET /transaction/{id}, one after the other so that whatever else
-	// shares the machine weighs on both alike; twice over, alternated, and each judged on its
-	// better step-up: a single step-up's sustained rate swings by a fifth from run to run with
-	// one step that happened to meet a hiccup (a collection, another process), and taking the
-	// better of two for both sides cancels most of that without favouring either.
-	bare, err := startBare(ctx, bareBin, tmp, one)
+	ids, one, err := createLookups(ctx, srv, loadToken, body, o.lookups, r, logf)
 	if err != nil {
 		return err
 	}
 	getTargets := staticTargets(srv.process, http.MethodGet, lookupURLs(srv.base, ids), nil, bearer(loadToken))
+	if err := measureGetAgainstBare(ctx, o, client, bareBin, tmp, one, ids, loadToken, getTargets, r, logf); err != nil {
+		return err
+	}
+	if o.onlyGet {
+		logf("GET /transaction/{id} %.0f/s against (a) %.0f/s: %.2f (goal %.2f); from CPU time %.2f", r.get.Sustained.Throughput,
+			r.bare.Sustained.Throughput, r.get.Sustained.Throughput/r.bare.Sustained.Throughput, goalGetShare, cpuRatio(r.bare.Sustained, r.get.Sustained))
+		return srv.stop()
+	}
+	time.Sleep(pauseAfterStep)
+	r.getAtHalf = attack(ctx, client, getTargets, math.Round(r.get.Sustained.Throughput/2), o.hold, 0)
+	logf("GET /transaction/{id} at half the sustained throughput: %s", r.getAtHalf)
+	if err := srv.alive(); err != nil {
+		return err
+	}
+
+	// Baseline (b), the QR renderer alone, then POST /transaction.
+	if err := measureQRAlone(ctx, o, r, logf); err != nil {
+		return err
+	}
+	postTargets := staticTargets(srv.process, http.MethodPost, []string{srv.base + "/transaction"}, body,
+		bearer(loadToken, "Content-Type", "application/json"))
+	if r.post, err = findSustained(ctx, "POST /transaction", client, postTargets, o, logf); err != nil {
+		return err
+	}
+	measureGetDuringPosts(ctx, o, client, getTargets, postTargets, r, logf)
+	if err := srv.alive(); err != nil {
+		return err
+	}
+
+	if err := measureListOverHTTP(ctx, o, client, srv, listToken, r, logf); err != nil {
+		return err
+	}
+	if err := srv.alive(); err != nil {
+		return err
+	}
+	return srv.stop()
+}
+
+// createLookups creates n transactions of body, the ones GET /transaction/{id} cycles through,
+// and reads one back: its JSON, whose size the report gives, is what baseline (a) answers.
+func createLookups(ctx context.Context, srv *server, token string, body []byte, n int, r *report, logf func(string, ...any)) (ids []string, one []byte, err error) {
+	ids, err = srv.createMany(ctx, token, n, 2*runtime.NumCPU(), func(int) []byte { return body })
+	if err != nil {
+		return nil, nil, err
+	}
+	res, one, err := srv.do(ctx, http.MethodGet, "/transaction/"+ids[0], token, nil)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("GET /transaction/{id}: %v %.300s", err, one)
+	}
+	r.txJSONBytes = len(one)
+	logf("created %d transactions to look up; one is %d bytes of JSON", len(ids), len(one))
+	return ids, one, nil
+}
+
+// measureGetAgainstBare measures baseline (a), a bare net/http server (bareBin) answering one
+// with the bytes, then GET /transaction/{id} (getTargets), one after the other so that
+// whatever else shares the machine weighs on both alike; twice over, alternated, and each
+// judged on its better step-up: a single step-up's sustained rate swings by a fifth from run
+// to run with one step that happened to meet a hiccup (a collection, another process), and
+// taking the better of two for both sides cancels most of that without favouring either.
+func measureGetAgainstBare(ctx context.Context, o options, client *http.Client, bareBin, tmp string, one []byte, ids []string, token string,
+	getTargets target, r *report, logf func(string, ...any)) error {
+	bare, err := startBare(ctx, bareBin, tmp, one)
+	if err != nil {
+		return err
+	}
 	// (a) gets the very requests GET /transaction/{id} gets (the same paths, the same bearer
 	// token, both ignored), so that the load generator, which shares the cores, does the same
 	// work for both and only the servers differ.
-	bareTargets := staticTargets(bare, http.MethodGet, lookupURLs(bare.base, ids), nil, bearer(loadToken))
+	bareTargets := staticTargets(bare, http.MethodGet, lookupURLs(bare.base, ids), nil, bearer(token))
 	for round := range stepUpRounds {
 		var b, g stepUp
 		if b, err = findSustained(ctx, fmt.Sprintf("(a) bare net/http, step-up %d", round+1), client, bareTargets, o, logf); err != nil {
@@ -106,22 +154,12 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	if stopErr := bare.stop(); err == nil && stopErr != nil {
 		err = fmt.Errorf("the bare server: %w", stopErr)
 	}
-	if err != nil {
-		return err
-	}
-	if o.onlyGet {
-		logf("GET /transaction/{id} %.0f/s against (a) %.0f/s: %.2f (goal %.2f); from CPU time %.2f", r.get.Sustained.Throughput,
-			r.bare.Sustained.Throughput, r.get.Sustained.Throughput/r.bare.Sustained.Throughput, goalGetShare, cpuRatio(r.bare.Sustained, r.get.Sustained))
-		return srv.stop()
-	}
-	time.Sleep(pauseAfterStep)
-	r.getAtHalf = attack(ctx, client, getTargets, math.Round(r.get.Sustained.Throughput/2), o.hold, 0)
-	logf("GET /transaction/{id} at half the sustained throughput: %s", r.getAtHalf)
-	if err := srv.alive(); err != nil {
-		return err
-	}
+	return err
+}
 
-	// Baseline (b), the QR renderer alone, then POST /transaction.
+// measureQRAlone measures baseline (b): the QR renderer alone, drawing the BR Codes of
+// transactions like the load's.
+func measureQRAlone(ctx context.Context, o options, r *report, logf func(string, ...any)) error {
 	payloads, err := transactionPayloads(ctx, 256)
 	if err != nil {
 		return err
@@ -132,18 +170,15 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	}
 	logf("(b) QR renderer alone: %.0f images/s on %d goroutines (%s of CPU each), %d-byte PNGs of %d-character BR Codes",
 		r.qrPerSecond, runtime.GOMAXPROCS(0), r.qrCPU.Round(time.Microsecond), r.qrPNGBytes, r.payloadChars)
+	return nil
+}
 
-	// POST /transaction.
-	postTargets := staticTargets(srv.process, http.MethodPost, []string{srv.base + "/transaction"}, body,
-		bearer(loadToken, "Content-Type", "application/json"))
-	if r.post, err = findSustained(ctx, "POST /transaction", client, postTargets, o, logf); err != nil {
-		return err
-	}
-
-	// Lookups alone, then the same lookups while creations saturate the CPU: POSTs offered at
-	// 90% of their sustained rate, which keeps the cores busy without queueing the creations
-	// without end (at 100%, the lookups on top would overload the server, and the lookups'
-	// latency would measure that queue). The report shows how busy the cores were.
+// measureGetDuringPosts measures lookups alone, then the same lookups while creations
+// saturate the CPU: POSTs offered at 90% of their sustained rate, which keeps the cores busy
+// without queueing the creations without end (at 100%, the lookups on top would overload the
+// server, and the lookups' latency would measure that queue). The report shows how busy the
+// cores were.
+func measureGetDuringPosts(ctx context.Context, o options, client *http.Client, getTargets, postTargets target, r *report, logf func(string, ...any)) {
 	postRate := math.Round(busyPostShare * r.post.Sustained.Offered)
 	if postRate == 0 {
 		postRate = r.post.Steps[len(r.post.Steps)-1].Offered
@@ -160,23 +195,23 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 	r.busyCPU = float64(r.busyPost.ServerCPU+r.busyPost.HarnessCPU) / float64(floodFor) / float64(runtime.NumCPU())
 	logf("GET at %.0f/s during POST at %.0f/s (cores %.0f%% busy with the server and the harness): %s", r.lookupRate, postRate, 100*r.busyCPU, r.busyGet)
 	logf("  the POSTs meanwhile: %s", r.busyPost)
-	if err := srv.alive(); err != nil {
-		return err
-	}
+}
 
-	// GET /transaction with a filter matching 1%, as the list account grows.
+// measureListOverHTTP measures GET /transaction with a filter matching 1%, as the list account
+// grows to each size of o.listHTTP by POSTing.
+func measureListOverHTTP(ctx context.Context, o options, client *http.Client, srv *server, token string, r *report, logf func(string, ...any)) error {
 	query := "/transaction?" + url.Values{"customerEmail": {listEmail}, "perPage": {"20"}}.Encode()
-	listTargets := staticTargets(srv.process, http.MethodGet, []string{srv.base + query}, nil, bearer(listToken))
+	listTargets := staticTargets(srv.process, http.MethodGet, []string{srv.base + query}, nil, bearer(token))
 	seeded := 0
 	for _, n := range o.listHTTP {
 		from := seeded
 		start := time.Now()
-		if _, err := srv.createMany(ctx, listToken, n-from, seeders, func(i int) []byte { return loadBody(listSeedEmail(from + i)) }); err != nil {
+		if _, err := srv.createMany(ctx, token, n-from, 2*runtime.NumCPU(), func(i int) []byte { return loadBody(listSeedEmail(from + i)) }); err != nil {
 			return err
 		}
 		seeded = n
 		logf("seeded the list account to %d transactions by POSTing (%d in %s)", n, n-from, time.Since(start).Round(time.Millisecond))
-		total, err := listTotal(ctx, srv, query, listToken)
+		total, err := listTotal(ctx, srv, query, token)
 		if err != nil {
 			return err
 		}
@@ -188,10 +223,7 @@ func measureOverHTTP(ctx context.Context, o options, root string, r *report, log
 		r.listHTTP = append(r.listHTTP, listFigure{Stored: n, Method: "HTTP", P50: m.P50, P99: m.P99, Total: total, Rate: listRate, Runs: int(m.Requests)})
 		logf("GET %s with %d stored (%d match) at %.0f/s: %s", query, n, total, listRate, m)
 	}
-	if err := srv.alive(); err != nil {
-		return err
-	}
-	return srv.stop()
+	return nil
 }
 
 // stepUpRounds is how many step-ups of baseline (a) and of GET /transaction/{id} a full run

@@ -270,12 +270,10 @@ func measureLedgerMongo(parent context.Context, o options, root string, r *repor
 		return err
 	}
 	defer ph.close()
-	ctx, bin, tmp, ferret, uri, key, suffix := ph.ctx, ph.bin, ph.tmp, ph.ferret, ph.uri, ph.key, ph.suffix
-	database := "ledger_" + hex.EncodeToString(suffix)
+	ctx, ferret, uri := ph.ctx, ph.ferret, ph.uri
+	database := "ledger_" + hex.EncodeToString(ph.suffix)
 	small, large := newAccount("ledger-small"), newAccount("ledger-large")
-	settings := append([]string{"PIXGATE_STORE=mongo", "PIXGATE_MONGODB_URI=" + uri, "PIXGATE_MONGODB_DATABASE=" + database,
-		"PIXGATE_CREDENTIAL_KEY=" + hex.EncodeToString(key)}, o.serverEnv...)
-	srv, err := startServer(ctx, bin, tmp, settings, small, large)
+	srv, err := ph.startPixgate(o, database, small, large)
 	if err != nil {
 		return err
 	}
@@ -285,24 +283,14 @@ func measureLedgerMongo(parent context.Context, o options, root string, r *repor
 	r.ledgerMongoServerEnv = srv.env
 	logf("ledger on MongoDB: FerretDB at %s, database %s", uri, database)
 
-	var tokens, ids []string
 	client, err := mdb.Connect(mopts.Client().ApplyURI(uri).SetTimeout(30 * time.Second))
 	if err != nil {
 		return err
 	}
 	defer client.Disconnect(context.Background())
-	for _, a := range []account{small, large} {
-		token, err := srv.token(ctx, a)
-		if err != nil {
-			return err
-		}
-		var cred struct {
-			AccountID string `bson:"accountId"`
-		}
-		if err := client.Database(database).Collection("credentials").FindOne(ctx, bson.D{{Key: "_id", Value: a.clientID}}).Decode(&cred); err != nil {
-			return fmt.Errorf("the account of client %s: %w", a.clientID, err)
-		}
-		tokens, ids = append(tokens, token), append(ids, cred.AccountID)
+	tokens, ids, err := tokensAndAccountIDs(ctx, srv, client.Database(database), small, large)
+	if err != nil {
+		return err
 	}
 	store, err := pixmongo.Open(ctx, pixmongo.Config{URI: uri, Database: database, OpTimeout: time.Minute})
 	if err != nil {
@@ -310,82 +298,33 @@ func measureLedgerMongo(parent context.Context, o options, root string, r *repor
 	}
 	defer store.Close(context.Background())
 
-	// Progress every 15 s: FerretDB may take long.
-	var said time.Time
-	progress := func(n int) {
-		if time.Since(said) > 15*time.Second {
-			if !said.IsZero() {
-				logf("ledger on MongoDB: %d entries seeded so far", n)
-			}
-			said = time.Now()
-		}
-	}
 	start := time.Now()
-	if run.Small, err = seedLedger(ctx, store.Ledger(), ids[0], 0, s.small, mongoSeedBatch, start.Add(s.seedFor/3), progress); err != nil {
+	if run.Small, err = seedLedger(ctx, store.Ledger(), ids[0], 0, s.small, mongoSeedBatch, start.Add(s.seedFor/3), seedProgress(logf)); err != nil {
 		return err
 	}
 	logf("ledger on MongoDB: seeded %d of %d entries in %s", run.Small, s.small, time.Since(start).Round(time.Millisecond))
-
 	routes := []ledgerRoute{ledgerRoutes()[0], ledgerRoutes()[2]} // the balance and a withdrawal
-	timeRoutes := func(accounts int, entries []int) ([]ledgerFigure, error) {
-		var out []ledgerFigure
-		for _, route := range routes {
-			took, failed, err := timeAlternating(ctx, accounts, s, func(ctx context.Context, a int) (bool, error) {
-				res, raw, err := srv.do(ctx, route.method, route.path, tokens[a], route.body)
-				if err != nil && ctx.Err() == nil {
-					// The client's own timeout (30 s): the store at that size, timed and
-					// counted like a 503.
-					return true, nil
-				}
-				if err != nil {
-					return true, err
-				}
-				// A 503 (the store's timeout) is an answer of the store at that size: it is
-				// timed and counted. Anything else is a fault of the run.
-				if res.StatusCode == http.StatusServiceUnavailable {
-					return true, nil
-				}
-				if res.StatusCode != route.want {
-					return true, fmt.Errorf("%s: %d, want %d: %.300s", route.name, res.StatusCode, route.want, raw)
-				}
-				return false, nil
-			})
-			if err != nil {
-				return out, err
-			}
-			out = append(out, figures(route.name, entries, took, failed)...)
-		}
-		return out, nil
-	}
-	if run.Alone, err = timeRoutes(1, []int{run.Small}); err != nil {
+	if run.Alone, err = timeRoutesOverHTTP(ctx, s, srv, routes, tokens[:1], []int{run.Small}); err != nil {
 		return err
 	}
 	for _, f := range run.Alone {
 		logf("ledger on MongoDB: %s p99 %s at %d entries, the only ledger in the collection", f.Route, round(f.P99), f.Entries)
 	}
 
-	start, said = time.Now(), time.Time{}
-	run.Large, err = seedLedger(ctx, store.Ledger(), ids[1], 0, s.large, mongoSeedBatch, start.Add(s.seedFor), progress)
+	start = time.Now()
+	run.Large, err = seedLedger(ctx, store.Ledger(), ids[1], 0, s.large, mongoSeedBatch, start.Add(s.seedFor), seedProgress(logf))
 	run.Seed = time.Since(start)
 	if err != nil {
 		return err
 	}
 	logf("ledger on MongoDB: seeded %d of %d entries in %s", run.Large, s.large, run.Seed.Round(time.Millisecond))
-	if run.Small < s.small {
-		run.Note = fmt.Sprintf("the short ledger reached %s entries of the %s meant, in its seeding bound of %s; ",
-			thousands(float64(run.Small)), thousands(float64(s.small)), s.seedFor/3)
-	}
-	if run.Large < s.large {
-		run.Note += fmt.Sprintf("the long ledger reached %s entries of the %s meant, in the seeding bound of %s (%.0f entries a second through Ledger().Post on FerretDB)",
-			thousands(float64(run.Large)), thousands(float64(s.large)), s.seedFor, float64(run.Large)/run.Seed.Seconds())
-		logf("ledger on MongoDB: %s", run.Note)
-	}
+	noteShortSeeding(run, s, logf)
 	// The withdrawals timed alone added entries to the short ledger.
 	small0 := run.Small
 	if f, ok := figureOf(run.Alone, routeWithdrawal, run.Small); ok {
 		small0 += f.Runs
 	}
-	if run.Figures, err = timeRoutes(2, []int{small0, run.Large}); err != nil {
+	if run.Figures, err = timeRoutesOverHTTP(ctx, s, srv, routes, tokens, []int{small0, run.Large}); err != nil {
 		return err
 	}
 	for _, f := range run.Figures {
@@ -395,6 +334,88 @@ func measureLedgerMongo(parent context.Context, o options, root string, r *repor
 		return err
 	}
 	return errors.Join(ferret.alive(), srv.stop())
+}
+
+// tokensAndAccountIDs gets a token for each of accounts from srv, and reads from db the id of
+// the merchant account its client belongs to.
+func tokensAndAccountIDs(ctx context.Context, srv *server, db *mdb.Database, accounts ...account) (tokens, ids []string, err error) {
+	for _, a := range accounts {
+		token, err := srv.token(ctx, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		var cred struct {
+			AccountID string `bson:"accountId"`
+		}
+		if err := db.Collection("credentials").FindOne(ctx, bson.D{{Key: "_id", Value: a.clientID}}).Decode(&cred); err != nil {
+			return nil, nil, fmt.Errorf("the account of client %s: %w", a.clientID, err)
+		}
+		tokens, ids = append(tokens, token), append(ids, cred.AccountID)
+	}
+	return tokens, ids, nil
+}
+
+// seedProgress is the progress of one seeding: every 15 s, how many entries it seeded so far
+// (FerretDB may take long).
+func seedProgress(logf func(string, ...any)) func(n int) {
+	var said time.Time
+	return func(n int) {
+		if time.Since(said) > 15*time.Second {
+			if !said.IsZero() {
+				logf("ledger on MongoDB: %d entries seeded so far", n)
+			}
+			said = time.Now()
+		}
+	}
+}
+
+// timeRoutesOverHTTP times each of routes through srv on the accounts of tokens, in
+// alternating rounds, their ledgers at the sizes entries. A 503 or the client's own timeout is
+// the store's answer at that size, timed and counted; any other answer than the route's is a
+// fault of the run.
+func timeRoutesOverHTTP(ctx context.Context, s ledgerSizes, srv *server, routes []ledgerRoute, tokens []string, entries []int) ([]ledgerFigure, error) {
+	var out []ledgerFigure
+	for _, route := range routes {
+		took, failed, err := timeAlternating(ctx, len(tokens), s, func(ctx context.Context, a int) (bool, error) {
+			res, raw, err := srv.do(ctx, route.method, route.path, tokens[a], route.body)
+			if err != nil && ctx.Err() == nil {
+				// The client's own timeout (30 s): the store at that size, timed and
+				// counted like a 503.
+				return true, nil
+			}
+			if err != nil {
+				return true, err
+			}
+			// A 503 (the store's timeout) is an answer of the store at that size: it is
+			// timed and counted. Anything else is a fault of the run.
+			if res.StatusCode == http.StatusServiceUnavailable {
+				return true, nil
+			}
+			if res.StatusCode != route.want {
+				return true, fmt.Errorf("%s: %d, want %d: %.300s", route.name, res.StatusCode, route.want, raw)
+			}
+			return false, nil
+		})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, figures(route.name, entries, took, failed)...)
+	}
+	return out, nil
+}
+
+// noteShortSeeding says in run's note which ledger the seeding bound left short of its size,
+// and logs it when the long one is.
+func noteShortSeeding(run *ledgerRun, s ledgerSizes, logf func(string, ...any)) {
+	if run.Small < s.small {
+		run.Note = fmt.Sprintf("the short ledger reached %s entries of the %s meant, in its seeding bound of %s; ",
+			thousands(float64(run.Small)), thousands(float64(s.small)), s.seedFor/3)
+	}
+	if run.Large < s.large {
+		run.Note += fmt.Sprintf("the long ledger reached %s entries of the %s meant, in the seeding bound of %s (%.0f entries a second through Ledger().Post on FerretDB)",
+			thousands(float64(run.Large)), thousands(float64(s.large)), s.seedFor, float64(run.Large)/run.Seed.Seconds())
+		logf("ledger on MongoDB: %s", run.Note)
+	}
 }
 
 // ledgerMarkdown writes the section of the ledger phases.

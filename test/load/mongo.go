@@ -84,17 +84,15 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 		return err
 	}
 	defer ph.close()
-	ctx, bin, tmp, ferret, uri, key, suffix := ph.ctx, ph.bin, ph.tmp, ph.ferret, ph.uri, ph.key, ph.suffix
+	ctx, ferret, uri := ph.ctx, ph.ferret, ph.uri
 	r.mongo = &mongoRun{
 		Server:   "FerretDB v1.24 on SQLite (test/internal/ferretmain, a child process on loopback, its files in a temporary directory)",
-		Database: "load_" + hex.EncodeToString(suffix), Lookups: o.lookups, Workers: probeWorkers, Raw: o.mongoRaw, DocOutbox: -1,
+		Database: "load_" + hex.EncodeToString(ph.suffix), Lookups: o.lookups, Workers: probeWorkers, Raw: o.mongoRaw, DocOutbox: -1,
 	}
 	logf("MongoDB phase: %s listening at %s; database %s", "FerretDB", uri, r.mongo.Database)
 
 	acct := newAccount("mongo")
-	settings := append([]string{"PIXGATE_STORE=mongo", "PIXGATE_MONGODB_URI=" + uri, "PIXGATE_MONGODB_DATABASE=" + r.mongo.Database,
-		"PIXGATE_CREDENTIAL_KEY=" + hex.EncodeToString(key)}, o.serverEnv...)
-	srv, err := startServer(ctx, bin, tmp, settings, acct)
+	srv, err := ph.startPixgate(o, r.mongo.Database, acct)
 	if err != nil {
 		return err
 	}
@@ -117,36 +115,79 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 	}
 	defer client.Disconnect(context.Background())
 	db := client.Database(r.mongo.Database)
-	raw, err := db.Collection("transactions").FindOne(ctx, bson.D{{Key: "_id", Value: ids[0]}}).Raw()
+	template, err := readStoredTransaction(ctx, db.Collection("transactions"), ids[0], r.mongo)
 	if err != nil {
-		return fmt.Errorf("reading transaction %s back with the driver: %w", ids[0], err)
+		return err
 	}
-	r.mongo.DocBytes = len(raw)
+	// The raw baseline, then pixgate's GET and POST, one after the other.
+	if step, err := measureRawDriver(ctx, o, ferret, db, template, r.mongo, logf); err != nil {
+		return cut(err, step)
+	}
+	if step, err := measurePixgateOnMongo(ctx, o, srv, ferret, db.Collection("transactions"), token, body, ids, r.mongo, logf); err != nil {
+		return cut(err, step)
+	}
+	if err := srv.alive(); err != nil {
+		return err
+	}
+	if err := ferret.alive(); err != nil {
+		return err
+	}
+	return srv.stop()
+}
+
+// readStoredTransaction reads the transaction id back from txColl with the driver, records in
+// m its size, its outbox's length and its QR image's, and returns it as the template of the
+// raw baseline's documents.
+func readStoredTransaction(ctx context.Context, txColl *mdb.Collection, id string, m *mongoRun) (bson.D, error) {
+	raw, err := txColl.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	if err != nil {
+		return nil, fmt.Errorf("reading transaction %s back with the driver: %w", id, err)
+	}
+	m.DocBytes = len(raw)
 	if v, err := raw.LookupErr("outbox"); err == nil {
 		if a, ok := v.ArrayOK(); ok {
 			vals, _ := a.Values()
-			r.mongo.DocOutbox = len(vals)
+			m.DocOutbox = len(vals)
 		}
 	}
 	if v, err := raw.LookupErr("pix", "qrCodePng"); err == nil {
 		if _, b, ok := v.BinaryOK(); ok {
-			r.mongo.DocPNG = len(b)
+			m.DocPNG = len(b)
 		}
 	}
 	var template bson.D
 	if err := bson.Unmarshal(raw, &template); err != nil {
-		return err
+		return nil, err
 	}
+	return template, nil
+}
+
+// measureRawDriver measures the raw driver baseline: a collection of db with the indexes of
+// the transactions', copies of template inserted into it, then found by _id. On an error it
+// also names the step the error cut short.
+func measureRawDriver(ctx context.Context, o options, ferret *process, db *mdb.Database, template bson.D, m *mongoRun, logf func(string, ...any)) (step string, err error) {
 	rawColl := db.Collection("raw_transactions")
-	if r.mongo.Indexes, err = copyIndexes(ctx, db.Collection("transactions"), rawColl); err != nil {
-		return cut(err, "the raw baseline")
+	if m.Indexes, err = copyIndexes(ctx, db.Collection("transactions"), rawColl); err != nil {
+		return "the raw baseline", err
 	}
 	logf("MongoDB phase: one stored transaction is %d bytes of BSON (outbox of %d, %d-byte PNG); %d indexes copied to the raw collection",
-		r.mongo.DocBytes, r.mongo.DocOutbox, r.mongo.DocPNG, r.mongo.Indexes)
+		m.DocBytes, m.DocOutbox, m.DocPNG, m.Indexes)
+	if m.Insert, err = rawInserts(ctx, ferret, o, rawColl, template); err != nil {
+		return "the raw baseline", err
+	}
+	logf("MongoDB phase: raw InsertOne, %d workers: %s", probeWorkers, m.Insert)
+	if m.Find, err = rawFinds(ctx, ferret, o, rawColl, m.Insert.Ops); err != nil {
+		return "the raw finds", err
+	}
+	logf("MongoDB phase: raw FindOne by _id, %d workers: %s", probeWorkers, m.Find)
+	return "", nil
+}
 
-	// The raw baseline, then pixgate's GET and POST, one after the other.
+// rawInserts is the raw baseline's InsertOne: copies of template, each with its own _id and
+// unique keys, inserted into rawColl by probeWorkers workers for o.mongoRaw.
+func rawInserts(ctx context.Context, ferret *process, o options, rawColl *mdb.Collection, template bson.D) (rawFigure, error) {
 	var inserted atomic.Int64
-	r.mongo.Insert, err = rawLoop(ctx, ferret, o.mongoRaw, probeWorkers, func(ctx context.Context) error {
+	return rawLoop(ctx, ferret, o.mongoRaw, probeWorkers, func(ctx context.Context) error {
 		n := inserted.Add(1) - 1
 		id := fmt.Sprintf("raw-%09d", n)
 		doc := slices.Clone(template)
@@ -163,46 +204,62 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 		_, err := rawColl.InsertOne(ctx, doc)
 		return err
 	})
-	if err != nil {
-		return cut(err, "the raw baseline")
-	}
-	logf("MongoDB phase: raw InsertOne, %d workers: %s", probeWorkers, r.mongo.Insert)
-	stored := r.mongo.Insert.Ops
+}
+
+// rawFinds is the raw baseline's FindOne by _id, cycling through the stored documents
+// rawInserts inserted, by probeWorkers workers for o.mongoRaw.
+func rawFinds(ctx context.Context, ferret *process, o options, rawColl *mdb.Collection, stored int) (rawFigure, error) {
 	var next atomic.Int64
-	r.mongo.Find, err = rawLoop(ctx, ferret, o.mongoRaw, probeWorkers, func(ctx context.Context) error {
+	return rawLoop(ctx, ferret, o.mongoRaw, probeWorkers, func(ctx context.Context) error {
 		id := fmt.Sprintf("raw-%09d", (next.Add(1)-1)%int64(stored))
 		var got bson.Raw
 		return rawColl.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&got)
 	})
-	if err != nil {
-		return cut(err, "the raw finds")
-	}
-	logf("MongoDB phase: raw FindOne by _id, %d workers: %s", probeWorkers, r.mongo.Find)
+}
 
+// measurePixgateOnMongo finds the sustained rates of GET /transaction/{id} on ids and of POST
+// /transaction (body) on the mongo store, then what FerretDB does idle. On an error it also
+// names the step the error cut short.
+func measurePixgateOnMongo(ctx context.Context, o options, srv *server, ferret *process, txColl *mdb.Collection, token string, body []byte, ids []string,
+	m *mongoRun, logf func(string, ...any)) (step string, err error) {
 	load := newLoadClient()
-	urls := make([]string, len(ids))
-	for i, id := range ids {
-		urls[i] = srv.base + "/transaction/" + id
-	}
-	getTargets := staticTargets(srv.process, http.MethodGet, urls, nil, bearer(token))
-	if r.mongo.Get, err = findSustained(ctx, "mongo GET /transaction/{id}", load, getTargets, o, logf); err != nil {
-		return cut(err, "the GET step-up")
+	getTargets := staticTargets(srv.process, http.MethodGet, lookupURLs(srv.base, ids), nil, bearer(token))
+	if m.Get, err = findSustained(ctx, "mongo GET /transaction/{id}", load, getTargets, o, logf); err != nil {
+		return "the GET step-up", err
 	}
 	postTargets := staticTargets(srv.process, http.MethodPost, []string{srv.base + "/transaction"}, body,
 		bearer(token, "Content-Type", "application/json"))
-	txColl := db.Collection("transactions")
+	if m.Post, err = postStepUpOnMongo(ctx, o, load, postTargets, srv, ferret, txColl, logf); err != nil {
+		return "the POST step-up", err
+	}
+	if err := idleFerretCPU(ctx, o, ferret, logf); err != nil {
+		return "the idle measure", err
+	}
+	load.CloseIdleConnections()
+	return "", nil
+}
+
+// postStepUpOnMongo finds POST /transaction's sustained rate on the mongo store, and logs the
+// transactions it stored and the CPU each took, FerretDB's and pixgate's.
+func postStepUpOnMongo(ctx context.Context, o options, load *http.Client, postTargets target, srv *server, ferret *process, txColl *mdb.Collection,
+	logf func(string, ...any)) (stepUp, error) {
 	countBefore, _ := txColl.EstimatedDocumentCount(ctx)
 	ferretBefore, serverBefore := ferret.cpu(), srv.process.cpu()
-	if r.mongo.Post, err = findSustained(ctx, "mongo POST /transaction", load, postTargets, o, logf); err != nil {
-		return cut(err, "the POST step-up")
+	post, err := findSustained(ctx, "mongo POST /transaction", load, postTargets, o, logf)
+	if err != nil {
+		return post, err
 	}
 	if countAfter, err := txColl.EstimatedDocumentCount(ctx); err == nil && countAfter > countBefore {
 		n := time.Duration(countAfter - countBefore)
 		logf("MongoDB phase: the POST step-up stored %d transactions (%d in the collection at the end); per creation, cpu ferretdb %s pixgate %s",
 			countAfter-countBefore, countAfter, ((ferret.cpu() - ferretBefore) / n).Round(time.Microsecond), ((srv.process.cpu() - serverBefore) / n).Round(time.Microsecond))
 	}
-	// What the server's background work costs FerretDB with no request at all: a few
-	// seconds idle at the collection's final size.
+	return post, nil
+}
+
+// idleFerretCPU logs what the server's background work costs FerretDB with no request at all:
+// a few seconds idle at the collection's final size.
+func idleFerretCPU(ctx context.Context, o options, ferret *process, logf func(string, ...any)) error {
 	idleFrom, idleFor := ferret.cpu(), 3*time.Second
 	if o.short {
 		idleFor = 300 * time.Millisecond
@@ -210,17 +267,10 @@ func measureMongo(parent context.Context, o options, root string, r *report, log
 	select {
 	case <-time.After(idleFor):
 	case <-ctx.Done():
-		return cut(ctx.Err(), "the idle measure")
+		return ctx.Err()
 	}
 	logf("MongoDB phase: idle for %s afterwards, FerretDB used %.1f%% of a core", idleFor, 100*float64(ferret.cpu()-idleFrom)/float64(idleFor))
-	load.CloseIdleConnections()
-	if err := srv.alive(); err != nil {
-		return err
-	}
-	if err := ferret.alive(); err != nil {
-		return err
-	}
-	return srv.stop()
+	return nil
 }
 
 // buildMongoPhase builds the binaries of a MongoDB phase into dir: pixgate and FerretDB. It
@@ -265,6 +315,14 @@ func startFerretPhase(parent context.Context, root, tmpPrefix string, bound time
 		os.RemoveAll(tmp)
 	}
 	return ph, nil
+}
+
+// startPixgate starts `pixgate serve` on the phase's FerretDB, storing in database, with the
+// accounts given and o.serverEnv.
+func (ph *ferretPhase) startPixgate(o options, database string, accounts ...account) (*server, error) {
+	settings := append([]string{"PIXGATE_STORE=mongo", "PIXGATE_MONGODB_URI=" + ph.uri, "PIXGATE_MONGODB_DATABASE=" + database,
+		"PIXGATE_CREDENTIAL_KEY=" + hex.EncodeToString(ph.key)}, o.serverEnv...)
+	return startServer(ph.ctx, ph.bin, ph.tmp, settings, accounts...)
 }
 
 func buildMongoPhase(ctx context.Context, root, dir string) (pixgate, ferret string, err error) {

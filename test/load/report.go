@@ -131,6 +131,21 @@ func (r *report) listGoal() (p99 time.Duration, how string, ok bool) {
 func (r *report) markdown() string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	r.runMarkdown(p)
+	r.targetsMarkdown(p)
+	r.cpuMarkdown(p)
+	r.baselinesMarkdown(p)
+	r.stepUpsMarkdown(p)
+	r.listMarkdown(p)
+	r.mongoMarkdown(p)
+	r.ledgerMarkdown(p)
+	r.memoryMarkdown(p)
+	return b.String()
+}
+
+// runMarkdown writes the heading of the run and how it was made: the machine, the commit, the
+// command, the server, the load and the bodies.
+func (r *report) runMarkdown(p func(string, ...any)) {
 	m := r.machine
 	mode := "full run"
 	if r.options.short {
@@ -152,7 +167,10 @@ func (r *report) markdown() string {
 		r.options.probe, probeWorkers, r.options.step, fractions())
 	p("- Bodies: POST sends a full creation request (customer, seller, address, two items, metadata; no webhookUrl, which would leave loopback), %d bytes; one Transaction answers %d bytes of JSON (its QR image, %d bytes of PNG, in base64).\n\n",
 		len(loadBody(listSeedEmail(0))), r.txJSONBytes, r.qrPNGBytes)
+}
 
+// targetsMarkdown writes the table of the targets, each beside what it is measured against.
+func (r *report) targetsMarkdown(p func(string, ...any)) {
 	p("### Targets\n\n")
 	p("| target | goal | measured | against | ratio | verdict |\n|---|---|---|---|---|---|\n")
 	bare, get := r.bare.Sustained.Throughput, r.get.Sustained.Throughput
@@ -177,6 +195,15 @@ func (r *report) markdown() string {
 	}
 	r.ledgerTargets(p)
 	r.payPageTarget(p)
+	r.mongoTargets(p)
+	if len(r.bareRuns) > 1 {
+		p("GET /transaction/{id} and (a) are each the better of %d step-ups, alternated ((a), GET, (a), GET, ...): (a) %s, GET %s.\n\n",
+			len(r.bareRuns), perSecondList(r.bareRuns), perSecondList(r.getRuns))
+	}
+}
+
+// mongoTargets writes the targets' rows of the MongoDB adapter, or why it was not measured.
+func (r *report) mongoTargets(p func(string, ...any)) {
 	if mg := r.mongo; mg != nil {
 		get, find := mg.Get.Sustained.Throughput, mg.Find.PerSecond
 		p("| GET /transaction/{id} on the MongoDB adapter (FerretDB on SQLite), sustained | ≥ %.0f%% of (c) | %s (p99 %s) | (c) raw FindOne by _id %s | %s | %s |\n",
@@ -192,11 +219,11 @@ func (r *report) markdown() string {
 	} else {
 		p("| MongoDB adapter: POST and GET beside the raw driver | | %s | | | |\n\n", r.mongoNote)
 	}
-	if len(r.bareRuns) > 1 {
-		p("GET /transaction/{id} and (a) are each the better of %d step-ups, alternated ((a), GET, (a), GET, ...): (a) %s, GET %s.\n\n",
-			len(r.bareRuns), perSecondList(r.bareRuns), perSecondList(r.getRuns))
-	}
+}
 
+// cpuMarkdown writes the targets' ratios from the CPU time of the sustained steps.
+func (r *report) cpuMarkdown(p func(string, ...any)) {
+	m := r.machine
 	p("### The same ratios from CPU time\n\n")
 	p("Wall-clock throughput depends on whatever else the machine runs; CPU time per request does much less. ")
 	p("These are the CPU times of the sustained steps (server: its process, from /proc/<pid>/stat; harness: vegeta's process, getrusage), ")
@@ -209,14 +236,22 @@ func (r *report) markdown() string {
 	p("| GET /transaction/{id} | %s | %s | %s | %.2f of (a) |\n", us(gs), us(gh), us(gs+gh), ratio(bs+bh, gs+gh))
 	p("| (b) QR renderer alone, per image | %s | | %s | |\n", us(r.qrCPU), us(r.qrCPU))
 	p("| POST /transaction | %s | %s | %s | %.2f of (b) |\n\n", us(ps), us(ph), us(ps+ph), ratio(r.qrCPU, ps+ph))
+}
 
+// baselinesMarkdown writes how baselines (a) and (b) were made and what they measured.
+func (r *report) baselinesMarkdown(p func(string, ...any)) {
+	m := r.machine
+	bare := r.bare.Sustained.Throughput
 	p("### Baselines (same run)\n\n")
 	p("| baseline | how | figure |\n|---|---|---|\n")
 	p("| (a) bare net/http | test/load/bare, a process of its own like pixgate (GOMAXPROCS %d), on loopback: a fixed %d-byte JSON body (a real Transaction's answer), no router, no auth, no log; sent the very requests GET /transaction/{id} is sent (the same 1,000 paths and bearer token, which it ignores), so that the load generator's work is the same for both; the same step-up | %s sustained (p99 %s), probe %s |\n",
 		m.GOMAXPROCS, r.txJSONBytes, perSecond(bare), ms(r.bare.Sustained.P99), perSecond(r.bare.Probe.Throughput))
 	p("| (b) QR renderer alone | adapters/qr Renderer in the harness's process (idle otherwise), GOMAXPROCS goroutines, %d distinct BR Codes of %d characters (the sandbox emitter's, with pixgate's default key, name and city) for %s | %s (%s of CPU each), %d-byte PNGs |\n\n",
 		256, r.payloadChars, r.options.qrFor, perSecond(r.qrPerSecond), us(r.qrCPU), r.qrPNGBytes)
+}
 
+// stepUpsMarkdown writes the steps of each step-up, then the lookups alone and during POSTs.
+func (r *report) stepUpsMarkdown(p func(string, ...any)) {
 	p("### Step-ups\n\n")
 	for _, s := range []struct {
 		name string
@@ -234,7 +269,10 @@ func (r *report) markdown() string {
 	p("Lookups alone at %s for %s: p50 %s, p99 %s. The same during POSTs offered at %s (90%% of their sustained rate): p50 %s, p99 %s (the POSTs meanwhile: %s successful, p99 %s, success %.2f%%).\n\n",
 		perSecond(r.lookupRate), 2*r.options.hold, ms(r.idleGet.P50), ms(r.idleGet.P99), perSecond(r.postRate),
 		ms(r.busyGet.P50), ms(r.busyGet.P99), perSecond(r.busyPost.Throughput), ms(r.busyPost.P99), 100*r.busyPost.Success)
+}
 
+// listMarkdown writes the list's figures as the account grows, over HTTP and in process.
+func (r *report) listMarkdown(p func(string, ...any)) {
 	p("### GET /transaction as the account grows\n\n")
 	p("`customerEmail=%s&perPage=20`: every hundredth transaction of one account belongs to that buyer, so the filter matches 1%%. ", listEmail)
 	p("**HTTP** rows: the account seeded by POSTing in parallel to the running server, then the list at %.0f requests a second for %s. ", listRate, r.options.hold)
@@ -243,8 +281,10 @@ func (r *report) markdown() string {
 	for _, f := range append(append([]listFigure{}, r.listHTTP...), r.listInProcess...) {
 		p("| %s | %s | %s | %s | %s | %d |\n", thousands(float64(f.Stored)), f.Method, thousands(float64(f.Total)), ms(f.P50), ms(f.P99), f.Runs)
 	}
-	r.mongoMarkdown(p)
-	r.ledgerMarkdown(p)
+}
+
+// memoryMarkdown writes the heap each stored transaction takes.
+func (r *report) memoryMarkdown(p func(string, ...any)) {
 	p("\n### Memory\n\n")
 	p("In process, the same store as the in-process list: runtime.ReadMemStats HeapInuse after a GC, less HeapInuse before the store existed, divided by the transactions stored. Each transaction holds its own copy of a real %d-byte QR PNG; no webhook URL (a webhook adds its event and delivery to the outbox).\n\n", r.qrPNGBytesOrMemory())
 	p("| stored | heap in use per transaction |\n|---|---|\n")
@@ -252,7 +292,6 @@ func (r *report) markdown() string {
 		p("| %s | %s bytes |\n", thousands(float64(f.Stored)), thousands(f.BytesPerTx))
 	}
 	p("\n")
-	return b.String()
 }
 
 func (r *report) qrPNGBytesOrMemory() int {

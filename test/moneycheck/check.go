@@ -122,18 +122,54 @@ type ledgerView struct {
 func (r *run) judge(ctx context.Context, loadTime time.Duration) (Report, error) {
 	ops := r.h.Ops()
 	rep := Report{Seed: r.cfg.Seed, Instances: len(r.instances), Accounts: r.accounts, LoadTime: loadTime, Counts: map[string]int{}}
+	rep.Findings = r.runFindings(ops, rep.Counts)
+	views, err := r.readLedgers(ctx, ops)
+	for _, v := range views {
+		rep.Entries += len(v.entries)
+	}
+	if err != nil {
+		return rep, err
+	}
+	for _, v := range views {
+		rep.Findings = append(rep.Findings, checkResources(v)...)
+		rep.Findings = append(rep.Findings, checkOverdraw(v)...)
+		rep.Findings = append(rep.Findings, checkReads(v)...)
+		rep.Findings = append(rep.Findings, checkFinal(v)...)
+	}
+	audit, err := r.auditStore(ctx, views)
+	rep.Findings = append(rep.Findings, audit...)
+	if err != nil {
+		return rep, err
+	}
+	var drawings map[string]porcupine.LinearizationInfo
+	rep.Linearizable, drawings = r.checkLinearizable(views)
+	if len(rep.Findings) == 0 && len(drawings) == 0 {
+		return rep, nil
+	}
+	return r.keepHistory(rep, views, drawings)
+}
+
+// runFindings counts ops by kind and outcome into counts, and finds the run's own failures:
+// each operation that failed, and each problem the run met.
+func (r *run) runFindings(ops []Op, counts map[string]int) []Finding {
+	var findings []Finding
 	for _, op := range ops {
-		rep.Counts[string(op.Kind)+" "+string(op.Outcome)]++
+		counts[string(op.Kind)+" "+string(op.Outcome)]++
 		if op.Outcome == Failed {
-			rep.Findings = append(rep.Findings, Finding{CheckRun, op.Account, op.String()})
+			findings = append(findings, Finding{CheckRun, op.Account, op.String()})
 		}
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, p := range r.problems {
-		rep.Findings = append(rep.Findings, Finding{Check: CheckRun, Detail: p})
+		findings = append(findings, Finding{Check: CheckRun, Detail: p})
 	}
-	r.mu.Unlock()
+	return findings
+}
 
+// readLedgers reads, through the first instance, the ledger and balance of each of the run's
+// merchants, beside the operations made on it. On an error it returns the views read before it.
+func (r *run) readLedgers(ctx context.Context, ops []Op) ([]*ledgerView, error) {
 	store := r.instances[0]
 	byAccount := map[string][]Op{}
 	for _, op := range ops {
@@ -146,56 +182,66 @@ func (r *run) judge(ctx context.Context, loadTime time.Duration) (Report, error)
 			v.entries = append(v.entries, e)
 			return nil
 		}); err != nil {
-			return rep, fmt.Errorf("moneycheck: reading the ledger of %s: %w", account, err)
+			return views, fmt.Errorf("moneycheck: reading the ledger of %s: %w", account, err)
 		}
 		b, err := store.Ledger.Balance(ctx, account)
 		if err != nil {
-			return rep, fmt.Errorf("moneycheck: reading the balance of %s: %w", account, err)
+			return views, fmt.Errorf("moneycheck: reading the balance of %s: %w", account, err)
 		}
 		v.balance = b
-		rep.Entries += len(v.entries)
 		views = append(views, v)
 	}
-	for _, v := range views {
-		rep.Findings = append(rep.Findings, checkResources(v)...)
-		rep.Findings = append(rep.Findings, checkOverdraw(v)...)
-		rep.Findings = append(rep.Findings, checkReads(v)...)
-		rep.Findings = append(rep.Findings, checkFinal(v)...)
-	}
-	sums, err := r.checkSums(ctx, views)
+	return views, nil
+}
+
+// auditStore checks the whole store: the sums of every ledger, then pixgate's own ledger audit
+// (pixgate ledger verify), whose disagreements are findings of exactly once or, unbalanced,
+// of the sums. On an error it returns the findings made before it.
+func (r *run) auditStore(ctx context.Context, views []*ledgerView) ([]Finding, error) {
+	store := r.instances[0]
+	findings, err := r.checkSums(ctx, views)
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
-	rep.Findings = append(rep.Findings, sums...)
 	audit, err := application.NewVerifyLedger(store.Ledger, store.Transactions, store.Withdrawals, store.Accounts).Execute(ctx, "")
 	if err != nil {
-		return rep, fmt.Errorf("moneycheck: the ledger audit: %w", err)
+		return findings, fmt.Errorf("moneycheck: the ledger audit: %w", err)
 	}
 	for _, d := range audit.Disagreements {
 		check := CheckExactlyOnce
 		if d.Kind == application.DisagreeUnbalanced {
 			check = CheckSums
 		}
-		rep.Findings = append(rep.Findings, Finding{check, d.AccountID, "pixgate ledger verify: " + d.String()})
+		findings = append(findings, Finding{check, d.AccountID, "pixgate ledger verify: " + d.String()})
 	}
+	return findings, nil
+}
 
-	rep.Linearizable = porcupine.Ok
+// checkLinearizable asks porcupine whether each account's operations fit one account, and
+// returns the verdict over them all (Illegal over Unknown over Ok) and the information to draw
+// each account found Illegal.
+func (r *run) checkLinearizable(views []*ledgerView) (porcupine.CheckResult, map[string]porcupine.LinearizationInfo) {
+	verdict := porcupine.Ok
 	drawings := map[string]porcupine.LinearizationInfo{}
 	for _, v := range views {
 		res, info := porcupine.CheckOperationsVerbose(Model(), Operations(v.ops), r.cfg.LinearizabilityTimeout)
 		switch res {
 		case porcupine.Illegal:
-			rep.Linearizable = porcupine.Illegal
+			verdict = porcupine.Illegal
 			drawings[v.account] = info
 		case porcupine.Unknown:
-			if rep.Linearizable == porcupine.Ok {
-				rep.Linearizable = porcupine.Unknown
+			if verdict == porcupine.Ok {
+				verdict = porcupine.Unknown
 			}
 		}
 	}
-	if len(rep.Findings) == 0 && len(drawings) == 0 {
-		return rep, nil
-	}
+	return verdict, drawings
+}
+
+// keepHistory makes the report's directory (Dir) under ReportDir, draws there each account
+// that is not linearizable, with a finding that points at its drawing, and writes the
+// history.
+func (r *run) keepHistory(rep Report, views []*ledgerView, drawings map[string]porcupine.LinearizationInfo) (Report, error) {
 	dir, err := os.MkdirTemp(r.cfg.ReportDir, fmt.Sprintf("pixgate-moneycheck-%d-", r.cfg.Seed))
 	if err != nil {
 		return rep, fmt.Errorf("moneycheck: a directory for the history: %w", err)
