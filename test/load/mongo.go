@@ -273,9 +273,6 @@ func idleFerretCPU(ctx context.Context, o options, ferret *process, logf func(st
 	return nil
 }
 
-// buildMongoPhase builds the binaries of a MongoDB phase into dir: pixgate and FerretDB. It
-// runs under the run's context, not the phase's bound: a cold build cache (a bare CI machine)
-// must not eat the time the phase measures in.
 // ferretPhase is what a MongoDB phase starts from: pixgate and FerretDB built into tmp,
 // FerretDB running at uri, a fresh credential key and database suffix, and ctx bounding the
 // phase. close stops FerretDB, ends ctx and removes tmp.
@@ -325,6 +322,9 @@ func (ph *ferretPhase) startPixgate(o options, database string, accounts ...acco
 	return startServer(ph.ctx, ph.bin, ph.tmp, settings, accounts...)
 }
 
+// buildMongoPhase builds the binaries of a MongoDB phase into dir: pixgate and FerretDB. It
+// runs under the run's context, not the phase's bound: a cold build cache (a bare CI machine)
+// must not eat the time the phase measures in.
 func buildMongoPhase(ctx context.Context, root, dir string) (pixgate, ferret string, err error) {
 	if pixgate, err = build(ctx, root, "./cmd/pixgate", dir, "pixgate"); err != nil {
 		return "", "", err
