@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,11 +206,20 @@ func assertSameJSON(t *testing.T, tx *domain.Transaction, payBase string) {
 	wantRec, gotRec := httptest.NewRecorder(), httptest.NewRecorder()
 	writeJSON(wantRec, http.StatusOK, v)
 	var bufs jsonBuffers
-	bufs.writeTransaction(gotRec, http.StatusOK, &v)
+	b := bufs.get()
+	b.scratch = append(b.scratch, "left over from an earlier answer"...)
+	var pooled transactionView
+	pooled, b.scratch = viewTransactionInto(tx, payBase, b.scratch)
+	bufs.writeTransaction(gotRec, http.StatusOK, &pooled, b)
 	if !bytes.Equal(gotRec.Body.Bytes(), wantRec.Body.Bytes()) || gotRec.Code != wantRec.Code ||
 		gotRec.Header().Get("Content-Type") != wantRec.Header().Get("Content-Type") {
 		t.Fatalf("writeTransaction answered %d %q %s, writeJSON %d %q %s", gotRec.Code, gotRec.Header().Get("Content-Type"),
 			gotRec.Body.Bytes(), wantRec.Code, wantRec.Header().Get("Content-Type"), wantRec.Body.Bytes())
+	}
+	if ok {
+		if cl := gotRec.Header().Get("Content-Length"); cl != strconv.Itoa(gotRec.Body.Len()) {
+			t.Fatalf("writeTransaction's Content-Length %q, its body %d bytes", cl, gotRec.Body.Len())
+		}
 	}
 }
 

@@ -129,8 +129,10 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	v := viewTransaction(t, s.cfg.PublicURL)
-	s.jsonBufs.writeTransaction(w, http.StatusOK, &v)
+	b := s.jsonBufs.get()
+	var v transactionView
+	v, b.scratch = viewTransactionInto(t, s.cfg.PublicURL, b.scratch)
+	s.jsonBufs.writeTransaction(w, http.StatusOK, &v, b)
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) {

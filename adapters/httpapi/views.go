@@ -238,34 +238,61 @@ func viewRefunds(refunds []domain.Refund) []refundView {
 // viewTransaction shows t; payBase is the base of its hosted payment page's address
 // (Config.PublicURL).
 func viewTransaction(t *domain.Transaction, payBase string) transactionView {
-	o := t.Order()
+	v, _ := viewTransactionInto(t, payBase, nil)
+	return v
+}
+
+// viewTransactionInto is viewTransaction with the view's byte contents (the metadata and the
+// QR image) appended to scratch, which it returns: the view points into scratch, which must
+// not be reused until the view is encoded. GET /transaction/{id} hands in a pooled buffer
+// (transaction_json.go), so that a lookup copies the stored bytes without allocating.
+func viewTransactionInto(t *domain.Transaction, payBase string, scratch []byte) (transactionView, []byte) {
+	rd := t.Reading()
 	v := transactionView{
-		ID: t.ID(), Acquirer: t.Acquirer(), Amount: int64(o.Amount), PaymentMethod: string(o.PaymentMethod),
-		WebhookURL: o.WebhookURL, ExternalCode: o.ExternalCode, IsInfoProduct: o.IsInfoProduct,
-		Metadata: json.RawMessage(o.Metadata), CreatedAt: isoTime(t.CreatedAt()), Status: string(t.Status()),
+		ID: t.ID(), Acquirer: t.Acquirer(), Amount: int64(t.Amount()), PaymentMethod: string(rd.PaymentMethod()),
+		WebhookURL: rd.WebhookURL(), ExternalCode: rd.ExternalCode(), IsInfoProduct: rd.IsInfoProduct(),
+		CreatedAt: isoTime(t.CreatedAt()), Status: string(t.Status()),
 		StatusHistory: viewHistory(t.History()), UpdatedAt: isoTime(t.UpdatedAt()),
 		AmountPaid: centsPtr(t.AmountPaid()), PaymentDate: isoPtr(t.PaymentDate()),
-		InfractionDate: isoPtr(t.InfractionDate()), PixResponse: viewPix(t.Pix()),
-		PaymentURL: paymentURL(payBase, t.PaymentToken()), ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
+		InfractionDate: isoPtr(t.InfractionDate()),
+		PaymentURL:     paymentURL(payBase, t.PaymentToken()), ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
 		EndToEndRefund: t.EndToEndRefund(), Payer: viewHolder(t.Payer()),
 		Receiver: viewHolder(t.Receiver()), FeeAmount: centsPtr(t.FeeAmount()),
 		AmountRefunded: int64(t.AmountRefunded()), Refunds: viewRefunds(t.Refunds()),
 	}
-	if c := o.Customer; c != nil {
+	if c, ok := rd.Customer(); ok {
 		v.Customer = &customerView{IP: c.IP, Name: c.Name, Email: c.Email, Document: viewDocument(c.Document),
 			Landline: c.Landline, MobilePhone: c.MobilePhone}
 	}
-	if s := o.Seller; s != nil {
+	if s, ok := rd.Seller(); ok {
 		v.Seller = &sellerView{Name: s.Name, Document: viewDocument(s.Document)}
 	}
-	if a := o.Address; a != nil {
+	if a, ok := rd.Address(); ok {
 		v.Address = &addressView{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street,
 			Neighborhood: a.Neighborhood, City: a.City, State: a.State, Country: a.Country, Complement: a.Complement}
 	}
-	for _, it := range o.Items {
-		v.Items = append(v.Items, itemView{Title: it.Title, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity, Description: it.Description})
+	if n := rd.ItemCount(); n > 0 {
+		v.Items = make([]itemView, n)
+		for i := range v.Items {
+			it := rd.Item(i)
+			v.Items[i] = itemView{Title: it.Title, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity, Description: it.Description}
+		}
 	}
-	return v
+	if rd.HasMetadata() {
+		start := len(scratch)
+		scratch = rd.AppendMetadata(scratch)
+		v.Metadata = json.RawMessage(scratch[start:len(scratch):len(scratch)])
+	}
+	if rd.HasPix() {
+		start := len(scratch)
+		scratch = rd.AppendQRCodePNG(scratch)
+		v.PixResponse = &pixResponseView{
+			URI:            rd.PixURI(),
+			QRCodeBase64:   pngDataURI(scratch[start:len(scratch):len(scratch)]),
+			ExpirationDate: isoTime(rd.PixExpiresAt()),
+		}
+	}
+	return v, scratch
 }
 
 // createdTransactionView is the 201 body of POST /transaction, exactly as docs/API.md,
