@@ -86,3 +86,18 @@ func valueOf[T any](p *T) (T, bool) {
 	}
 	return *p, true
 }
+
+// StatusCount is the number of entries of the transaction's status history (History).
+func (r TransactionReading) StatusCount() int { return len(r.t.history) }
+
+// StatusEntry is the history's entry i, 0 <= i < StatusCount(), oldest first.
+func (r TransactionReading) StatusEntry(i int) StatusEntry[TransactionStatus] { return r.t.history[i] }
+
+// StatusDurationMillis is how long the transaction stayed in the history's entry i
+// (DurationMillis); false for the last entry, the current status.
+func (r TransactionReading) StatusDurationMillis(i int) (int64, bool) {
+	if d := DurationMillis(r.t.history, i); d != nil {
+		return *d, true
+	}
+	return 0, false
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+
+	"github.com/pixgate/pixgate/domain"
 )
 
 // TestTransactionReadingReadsWhatTheGettersCopy compares every accessor of TransactionReading
@@ -34,6 +36,17 @@ func TestTransactionReadingReadsWhatTheGettersCopy(t *testing.T) {
 			for i, it := range o.Items {
 				if rd.Item(i) != it {
 					t.Fatalf("item %d %+v, Order() %+v", i, rd.Item(i), it)
+				}
+			}
+			h := tx.History()
+			if rd.StatusCount() != len(h) {
+				t.Fatalf("%d statuses, History() %d", rd.StatusCount(), len(h))
+			}
+			for i, e := range h {
+				d, ok := rd.StatusDurationMillis(i)
+				want := domain.DurationMillis(h, i)
+				if rd.StatusEntry(i) != e || ok != (want != nil) || ok && d != *want {
+					t.Fatalf("status %d %+v %d %v, History() %+v %v", i, rd.StatusEntry(i), d, ok, e, want)
 				}
 			}
 			md := rd.AppendMetadata([]byte("x"))

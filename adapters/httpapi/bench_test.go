@@ -162,8 +162,7 @@ func BenchmarkTransactionJSON(b *testing.B) {
 		for b.Loop() {
 			w := httptest.NewRecorder()
 			jb := bufs.get()
-			var v transactionView
-			v, jb.scratch = viewTransactionInto(t, "https://pay.example.com", jb.scratch)
+			v := viewTransactionInto(t, "https://pay.example.com", &jb.view)
 			bufs.writeTransaction(w, http.StatusOK, &v, jb)
 		}
 	})

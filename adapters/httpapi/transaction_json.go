@@ -21,32 +21,35 @@ import (
 // keeps one.
 type jsonBuffers struct{ p sync.Pool }
 
-// jsonBuffer is one loan: out for the answer, scratch for the bytes its view points at
-// (viewTransactionInto).
-type jsonBuffer struct{ out, scratch []byte }
+// jsonBuffer is one loan: out for the answer, view for what its view points at (viewStore).
+type jsonBuffer struct {
+	out  []byte
+	view viewStore
+}
 
 // jsonBufMax is the largest buffer given back, so that one huge answer does not pin its
 // memory.
 const jsonBufMax = 64 << 10
 
-// get lends a buffer, both slices empty; put gives it back once nothing points into it.
+// get lends a buffer, empty; put gives it back once nothing points into it.
 func (bufs *jsonBuffers) get() *jsonBuffer {
 	if b, _ := bufs.p.Get().(*jsonBuffer); b != nil {
 		return b
 	}
-	return &jsonBuffer{out: make([]byte, 0, 4096), scratch: make([]byte, 0, 2048)}
+	return &jsonBuffer{out: make([]byte, 0, 4096), view: viewStore{scratch: make([]byte, 0, 2048)}}
 }
 
 func (bufs *jsonBuffers) put(b *jsonBuffer) {
-	if cap(b.out) > jsonBufMax || cap(b.scratch) > jsonBufMax {
+	if cap(b.out) > jsonBufMax || cap(b.view.scratch) > jsonBufMax {
 		return
 	}
-	b.out, b.scratch = b.out[:0], b.scratch[:0]
+	b.out = b.out[:0]
+	b.view.reset()
 	bufs.p.Put(b)
 }
 
 // writeTransaction answers status with v as writeJSON would, newline included, encoding into
-// b.out; v may point into b.scratch. Metadata that encoding/json would refuse (never stored:
+// b.out; v may point into b.view. Metadata that encoding/json would refuse (never stored:
 // it is checked on the way in) goes through writeJSON so that even that answer stays the
 // same. The answer is whole before it is sent, so it carries its Content-Length.
 func (bufs *jsonBuffers) writeTransaction(w http.ResponseWriter, status int, v *transactionView, b *jsonBuffer) {

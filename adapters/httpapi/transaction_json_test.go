@@ -207,9 +207,11 @@ func assertSameJSON(t *testing.T, tx *domain.Transaction, payBase string) {
 	writeJSON(wantRec, http.StatusOK, v)
 	var bufs jsonBuffers
 	b := bufs.get()
-	b.scratch = append(b.scratch, "left over from an earlier answer"...)
-	var pooled transactionView
-	pooled, b.scratch = viewTransactionInto(tx, payBase, b.scratch)
+	// A store that served a view before (the pool's): reset, then built into again.
+	_ = viewTransactionInto(tx, "https://earlier.example.com", &b.view)
+	b.view.scratch = append(b.view.scratch, "left over from an earlier answer"...)
+	b.view.reset()
+	pooled := viewTransactionInto(tx, payBase, &b.view)
 	bufs.writeTransaction(gotRec, http.StatusOK, &pooled, b)
 	if !bytes.Equal(gotRec.Body.Bytes(), wantRec.Body.Bytes()) || gotRec.Code != wantRec.Code ||
 		gotRec.Header().Get("Content-Type") != wantRec.Header().Get("Content-Type") {

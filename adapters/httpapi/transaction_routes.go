@@ -135,8 +135,7 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := s.jsonBufs.get()
-	var v transactionView
-	v, b.scratch = viewTransactionInto(t, s.cfg.PublicURL, b.scratch)
+	v := viewTransactionInto(t, s.cfg.PublicURL, &b.view)
 	s.jsonBufs.writeTransaction(w, http.StatusOK, &v, b)
 }
 

@@ -238,21 +238,39 @@ func viewRefunds(refunds []domain.Refund) []refundView {
 // viewTransaction shows t; payBase is the base of its hosted payment page's address
 // (Config.PublicURL).
 func viewTransaction(t *domain.Transaction, payBase string) transactionView {
-	v, _ := viewTransactionInto(t, payBase, nil)
-	return v
+	return viewTransactionInto(t, payBase, new(viewStore))
 }
 
-// viewTransactionInto is viewTransaction with the view's byte contents (the metadata and the
-// QR image) appended to scratch, which it returns: the view points into scratch, which must
-// not be reused until the view is encoded. GET /transaction/{id} hands in a pooled buffer
-// (transaction_json.go), so that a lookup copies the stored bytes without allocating.
-func viewTransactionInto(t *domain.Transaction, payBase string, scratch []byte) (transactionView, []byte) {
+// viewStore holds what a transactionView points at: its byte contents (the metadata and the
+// QR image), its parts and its lists. GET /transaction/{id} lends one with its answer buffer
+// (transaction_json.go), so that a lookup reuses the memory of an earlier one instead of
+// allocating it; a view built into a store is valid until the store is reset or reused.
+type viewStore struct {
+	scratch   []byte
+	customer  customerView
+	seller    sellerView
+	address   addressView
+	pix       pixResponseView
+	items     []itemView
+	history   []statusEntryView
+	durations []int64
+}
+
+// reset empties st for its next view, keeping the capacity of its slices but nothing that
+// points at a transaction's memory.
+func (st *viewStore) reset() {
+	clear(st.items)
+	clear(st.history)
+	*st = viewStore{scratch: st.scratch[:0], items: st.items[:0], history: st.history[:0], durations: st.durations[:0]}
+}
+
+// viewTransactionInto is viewTransaction built into st (viewStore), which must be empty.
+func viewTransactionInto(t *domain.Transaction, payBase string, st *viewStore) transactionView {
 	rd := t.Reading()
 	v := transactionView{
 		ID: t.ID(), Acquirer: t.Acquirer(), Amount: int64(t.Amount()), PaymentMethod: string(rd.PaymentMethod()),
 		WebhookURL: rd.WebhookURL(), ExternalCode: rd.ExternalCode(), IsInfoProduct: rd.IsInfoProduct(),
-		CreatedAt: isoTime(t.CreatedAt()), Status: string(t.Status()),
-		StatusHistory: viewHistory(t.History()), UpdatedAt: isoTime(t.UpdatedAt()),
+		CreatedAt: isoTime(t.CreatedAt()), Status: string(t.Status()), UpdatedAt: isoTime(t.UpdatedAt()),
 		AmountPaid: centsPtr(t.AmountPaid()), PaymentDate: isoPtr(t.PaymentDate()),
 		InfractionDate: isoPtr(t.InfractionDate()),
 		PaymentURL:     paymentURL(payBase, t.PaymentToken()), ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
@@ -260,39 +278,55 @@ func viewTransactionInto(t *domain.Transaction, payBase string, scratch []byte) 
 		Receiver: viewHolder(t.Receiver()), FeeAmount: centsPtr(t.FeeAmount()),
 		AmountRefunded: int64(t.AmountRefunded()), Refunds: viewRefunds(t.Refunds()),
 	}
+	n := rd.StatusCount()
+	st.history, st.durations = slices.Grow(st.history, n), slices.Grow(st.durations, n) // no growth below: the pointers stay
+	for i := range n {
+		e := rd.StatusEntry(i)
+		entry := statusEntryView{Status: string(e.Status), Date: isoTime(e.Date)}
+		if d, ok := rd.StatusDurationMillis(i); ok {
+			st.durations = append(st.durations, d)
+			entry.DurationInMilliseconds = &st.durations[len(st.durations)-1]
+		}
+		st.history = append(st.history, entry)
+	}
+	v.StatusHistory = st.history[:n:n]
 	if c, ok := rd.Customer(); ok {
-		v.Customer = &customerView{IP: c.IP, Name: c.Name, Email: c.Email, Document: viewDocument(c.Document),
+		st.customer = customerView{IP: c.IP, Name: c.Name, Email: c.Email, Document: viewDocument(c.Document),
 			Landline: c.Landline, MobilePhone: c.MobilePhone}
+		v.Customer = &st.customer
 	}
 	if s, ok := rd.Seller(); ok {
-		v.Seller = &sellerView{Name: s.Name, Document: viewDocument(s.Document)}
+		st.seller = sellerView{Name: s.Name, Document: viewDocument(s.Document)}
+		v.Seller = &st.seller
 	}
 	if a, ok := rd.Address(); ok {
-		v.Address = &addressView{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street,
+		st.address = addressView{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street,
 			Neighborhood: a.Neighborhood, City: a.City, State: a.State, Country: a.Country, Complement: a.Complement}
+		v.Address = &st.address
 	}
 	if n := rd.ItemCount(); n > 0 {
-		v.Items = make([]itemView, n)
-		for i := range v.Items {
+		for i := range n {
 			it := rd.Item(i)
-			v.Items[i] = itemView{Title: it.Title, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity, Description: it.Description}
+			st.items = append(st.items, itemView{Title: it.Title, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity, Description: it.Description})
 		}
+		v.Items = st.items[:n:n]
 	}
 	if rd.HasMetadata() {
-		start := len(scratch)
-		scratch = rd.AppendMetadata(scratch)
-		v.Metadata = json.RawMessage(scratch[start:len(scratch):len(scratch)])
+		start := len(st.scratch)
+		st.scratch = rd.AppendMetadata(st.scratch)
+		v.Metadata = json.RawMessage(st.scratch[start:len(st.scratch):len(st.scratch)])
 	}
 	if rd.HasPix() {
-		start := len(scratch)
-		scratch = rd.AppendQRCodePNG(scratch)
-		v.PixResponse = &pixResponseView{
+		start := len(st.scratch)
+		st.scratch = rd.AppendQRCodePNG(st.scratch)
+		st.pix = pixResponseView{
 			URI:            rd.PixURI(),
-			QRCodeBase64:   pngDataURI(scratch[start:len(scratch):len(scratch)]),
+			QRCodeBase64:   pngDataURI(st.scratch[start:len(st.scratch):len(st.scratch)]),
 			ExpirationDate: isoTime(rd.PixExpiresAt()),
 		}
+		v.PixResponse = &st.pix
 	}
-	return v, scratch
+	return v
 }
 
 // createdTransactionView is the 201 body of POST /transaction, exactly as docs/API.md,
