@@ -59,6 +59,16 @@ func nameRoute(next http.Handler) http.Handler {
 	})
 }
 
+// namedRoute is nameRoute for a handler whose route's name is known: it records name.
+func namedRoute(name string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s, ok := r.Context().Value(stateKey).(*requestState); ok {
+			s.route = name
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func requestIDFrom(ctx context.Context) string { return stateOf(ctx).id }
 
 func principalFrom(ctx context.Context) domain.Principal { return stateOf(ctx).principal }

@@ -185,11 +185,7 @@ func (s *Server) Routes() []Route {
 			}
 		}
 		methods, _ := route.GetMethods()
-		name := route.GetName()
-		if name == "" {
-			name = tpl
-		}
-		out = append(out, Route{Name: name, Methods: methods, Path: tpl})
+		out = append(out, Route{Name: s.routeLabel(route), Methods: methods, Path: tpl})
 		return nil
 	})
 	return out
@@ -207,7 +203,6 @@ func (s *Server) RouteNames() []string {
 
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
-	r.Use(nameRoute)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "not_found", "no such route", nil)
 	})
@@ -229,7 +224,27 @@ func (s *Server) routes() *mux.Router {
 	if s.cfg.Sandbox {
 		s.sandboxRoutes(r)
 	}
+	// Each route's handler records the route's name (nameRoute's work). As a mux middleware
+	// (Router.Use) it was wrapped around the handler again on every request, and looked the
+	// route up in the request's context; the name is known here.
+	_ = r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		if h := route.GetHandler(); h != nil {
+			route.Handler(namedRoute(s.routeLabel(route), h))
+		}
+		return nil
+	})
 	return r
+}
+
+// routeLabel is route's name, or its path template when it has none (routeName).
+func (s *Server) routeLabel(route *mux.Route) string {
+	if n := route.GetName(); n != "" {
+		return n
+	}
+	if tpl, err := route.GetPathTemplate(); err == nil {
+		return tpl
+	}
+	return s.templates[route]
 }
 
 // route registers the route name for method and the path template tpl on r.
