@@ -161,8 +161,9 @@ func BenchmarkTransactionJSON(b *testing.B) {
 		var bufs jsonBuffers
 		for b.Loop() {
 			w := httptest.NewRecorder()
-			v := viewTransaction(t, "https://pay.example.com")
-			bufs.writeTransaction(w, http.StatusOK, &v)
+			jb := bufs.get()
+			v := viewTransactionInto(t, "https://pay.example.com", &jb.view)
+			bufs.writeTransaction(w, http.StatusOK, &v, jb)
 		}
 	})
 	// What writeJSON would cost encoding straight into the writer (json.Encoder reuses its

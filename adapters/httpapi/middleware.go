@@ -59,6 +59,16 @@ func nameRoute(next http.Handler) http.Handler {
 	})
 }
 
+// namedRoute is nameRoute for a handler whose route's name is known: it records name.
+func namedRoute(name string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s, ok := r.Context().Value(stateKey).(*requestState); ok {
+			s.route = name
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func requestIDFrom(ctx context.Context) string { return stateOf(ctx).id }
 
 func principalFrom(ctx context.Context) domain.Principal { return stateOf(ctx).principal }
@@ -80,6 +90,13 @@ func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// observed is what observe allocates once per request.
+type observed struct {
+	state   requestState
+	rec     statusRecorder
+	headers [3]string // X-Request-Id, X-Content-Type-Options, Cache-Control
 }
 
 // statusRecorder remembers the status a handler answered, for the access log and metrics.
@@ -128,14 +145,21 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id = newRequestID()
 		}
-		w.Header().Set("X-Request-Id", id)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Cache-Control", "no-store") // answers carry account data; a handler may relax it (JWKS)
-		state := &requestState{id: id, route: "unmatched"}
+		// One allocation for what every request keeps: its state, the status recorder and
+		// the values of the three headers every answer carries. Each header's slice is full
+		// (cap 1), so that a handler's Add copies instead of writing into the next one's.
+		o := &observed{state: requestState{id: id, route: "unmatched"}, rec: statusRecorder{ResponseWriter: w},
+			headers: [3]string{id, "nosniff", "no-store"}}
+		h := w.Header()
+		h["X-Request-Id"] = o.headers[0:1:1]
+		h["X-Content-Type-Options"] = o.headers[1:2:2]
+		h["Cache-Control"] = o.headers[2:3:3] // answers carry account data; a handler may relax it (JWKS)
+		state, rec := &o.state, &o.rec
 		ctx := context.WithValue(r.Context(), stateKey, state)
 		r = r.WithContext(ctx)
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-		rec := &statusRecorder{ResponseWriter: w}
+		if r.Body != http.NoBody { // the server's body of a request without one: nothing to limit
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		}
 		defer func() {
 			route := state.route
 			if v := recover(); v != nil {

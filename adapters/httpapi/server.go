@@ -128,6 +128,10 @@ type Server struct {
 	router *mux.Router
 
 	jsonBufs jsonBuffers // the buffers of GET /transaction/{id}'s answers (transaction_json.go)
+
+	// templates holds the path templates of the routes routeLastSegment registers, which mux
+	// does not know (they have no path matcher of its own).
+	templates map[*mux.Route]string
 }
 
 // New builds the server and its routes.
@@ -176,14 +180,12 @@ func (s *Server) Routes() []Route {
 	_ = s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		tpl, err := route.GetPathTemplate()
 		if err != nil {
-			return nil // a route without a path: none is registered
+			if tpl = s.templates[route]; tpl == "" {
+				return nil // a route without a path: none is registered
+			}
 		}
 		methods, _ := route.GetMethods()
-		name := route.GetName()
-		if name == "" {
-			name = tpl
-		}
-		out = append(out, Route{Name: name, Methods: methods, Path: tpl})
+		out = append(out, Route{Name: s.routeLabel(route), Methods: methods, Path: tpl})
 		return nil
 	})
 	return out
@@ -201,7 +203,6 @@ func (s *Server) RouteNames() []string {
 
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
-	r.Use(nameRoute)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "not_found", "no such route", nil)
 	})
@@ -223,7 +224,27 @@ func (s *Server) routes() *mux.Router {
 	if s.cfg.Sandbox {
 		s.sandboxRoutes(r)
 	}
+	// Each route's handler records the route's name (nameRoute's work). As a mux middleware
+	// (Router.Use) it was wrapped around the handler again on every request, and looked the
+	// route up in the request's context; the name is known here.
+	_ = r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		if h := route.GetHandler(); h != nil {
+			route.Handler(namedRoute(s.routeLabel(route), h))
+		}
+		return nil
+	})
 	return r
+}
+
+// routeLabel is route's name, or its path template when it has none (routeName).
+func (s *Server) routeLabel(route *mux.Route) string {
+	if n := route.GetName(); n != "" {
+		return n
+	}
+	if tpl, err := route.GetPathTemplate(); err == nil {
+		return tpl
+	}
+	return s.templates[route]
 }
 
 // route registers the route name for method and the path template tpl on r.
@@ -254,6 +275,38 @@ func route(r *mux.Router, name, method, tpl string) *mux.Route {
 		return strings.HasPrefix(req.URL.Path, prefix)
 	}).Methods(method).Path(tpl)
 }
+
+// routeLastSegment is route for a template whose only variable is its last segment, with mux's
+// default pattern ("/transaction/{id}"), matched without a regexp. mux matches such a template
+// with ^prefix([^/]+)$ and runs that regexp twice on a match (to match, then to extract the
+// variable into a map it allocates); here a string test of the same language (the prefix, then
+// at least one byte and no slash) takes its place, in the same position among the route's
+// matchers, so that every 404 and 405 stays as route's. mux then knows no variable: the handler
+// reads the segment with lastSegment. The template is kept for Routes.
+func (s *Server) routeLastSegment(r *mux.Router, name, method, tpl string) *mux.Route {
+	prefix, variable, _ := strings.Cut(tpl, "{")
+	if prefix == "" || !strings.HasSuffix(prefix, "/") || strings.ContainsAny(variable, "{/:") || !strings.HasSuffix(variable, "}") {
+		panic("routeLastSegment: " + tpl + " is not a template whose last segment is its only variable")
+	}
+	matches := func(req *http.Request) bool {
+		rest, ok := strings.CutPrefix(req.URL.Path, prefix) // mux matches req.URL.Path, not its encoded form
+		return ok && rest != "" && strings.IndexByte(rest, '/') < 0
+	}
+	rt := r.Name(name).MatcherFunc(func(req *http.Request, m *mux.RouteMatch) bool {
+		if m.MatchErr == mux.ErrMethodMismatch { // as route's guard: see there
+			return req.Method == method || matches(req)
+		}
+		return matches(req)
+	}).Methods(method).MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return matches(req) })
+	if s.templates == nil {
+		s.templates = make(map[*mux.Route]string)
+	}
+	s.templates[rt] = tpl
+	return rt
+}
+
+// lastSegment is the last segment of a path that a routeLastSegment route matched.
+func lastSegment(path string) string { return path[strings.LastIndexByte(path, '/')+1:] }
 
 func (s *Server) operationalRoutes(r *mux.Router) {
 	route(r, "health.live", http.MethodGet, "/healthz").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

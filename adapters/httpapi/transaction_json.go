@@ -21,32 +21,52 @@ import (
 // keeps one.
 type jsonBuffers struct{ p sync.Pool }
 
+// jsonBuffer is one loan: out for the answer, view for what its view points at (viewStore).
+type jsonBuffer struct {
+	out  []byte
+	view viewStore
+}
+
 // jsonBufMax is the largest buffer given back, so that one huge answer does not pin its
 // memory.
 const jsonBufMax = 64 << 10
 
-// writeTransaction answers status with v as writeJSON would, newline included. Metadata that
-// encoding/json would refuse (never stored: it is checked on the way in) goes through
-// writeJSON so that even that answer stays the same.
-func (bufs *jsonBuffers) writeTransaction(w http.ResponseWriter, status int, v *transactionView) {
-	bp, _ := bufs.p.Get().(*[]byte)
-	if bp == nil {
-		bp = new(make([]byte, 0, 4096))
+// get lends a buffer, empty; put gives it back once nothing points into it.
+func (bufs *jsonBuffers) get() *jsonBuffer {
+	if b, _ := bufs.p.Get().(*jsonBuffer); b != nil {
+		return b
 	}
-	buf, ok := appendTransactionJSON((*bp)[:0], v)
+	return &jsonBuffer{out: make([]byte, 0, 4096), view: viewStore{scratch: make([]byte, 0, 2048)}}
+}
+
+func (bufs *jsonBuffers) put(b *jsonBuffer) {
+	if cap(b.out) > jsonBufMax || cap(b.view.scratch) > jsonBufMax {
+		return
+	}
+	b.out = b.out[:0]
+	b.view.reset()
+	bufs.p.Put(b)
+}
+
+// writeTransaction answers status with v as writeJSON would, newline included, encoding into
+// b.out; v may point into b.view. Metadata that encoding/json would refuse (never stored:
+// it is checked on the way in) goes through writeJSON so that even that answer stays the
+// same. The answer is whole before it is sent, so it carries its Content-Length.
+func (bufs *jsonBuffers) writeTransaction(w http.ResponseWriter, status int, v *transactionView, b *jsonBuffer) {
+	defer bufs.put(b)
+	buf, ok := appendTransactionJSON(b.out[:0], v)
 	if !ok {
-		bufs.p.Put(bp)
 		writeJSON(w, status, *v) // a copy: v itself does not escape, and the caller's view stays on its stack
 		return
 	}
 	buf = append(buf, '\n')
-	w.Header().Set("Content-Type", "application/json")
+	b.out = buf
+	h := w.Header()
+	vals := make([]string, 2) // one allocation for both headers; each value's slice is full, so an Add copies
+	vals[0], vals[1] = "application/json", strconv.Itoa(len(buf))
+	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
 	w.WriteHeader(status)
 	_, _ = w.Write(buf)
-	if cap(buf) <= jsonBufMax {
-		*bp = buf
-		bufs.p.Put(bp)
-	}
 }
 
 // appendTransactionJSON appends v as json.Marshal writes it; false when its metadata is not

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,11 +206,22 @@ func assertSameJSON(t *testing.T, tx *domain.Transaction, payBase string) {
 	wantRec, gotRec := httptest.NewRecorder(), httptest.NewRecorder()
 	writeJSON(wantRec, http.StatusOK, v)
 	var bufs jsonBuffers
-	bufs.writeTransaction(gotRec, http.StatusOK, &v)
+	b := bufs.get()
+	// A store that served a view before (the pool's): reset, then built into again.
+	_ = viewTransactionInto(tx, "https://earlier.example.com", &b.view)
+	b.view.scratch = append(b.view.scratch, "left over from an earlier answer"...)
+	b.view.reset()
+	pooled := viewTransactionInto(tx, payBase, &b.view)
+	bufs.writeTransaction(gotRec, http.StatusOK, &pooled, b)
 	if !bytes.Equal(gotRec.Body.Bytes(), wantRec.Body.Bytes()) || gotRec.Code != wantRec.Code ||
 		gotRec.Header().Get("Content-Type") != wantRec.Header().Get("Content-Type") {
 		t.Fatalf("writeTransaction answered %d %q %s, writeJSON %d %q %s", gotRec.Code, gotRec.Header().Get("Content-Type"),
 			gotRec.Body.Bytes(), wantRec.Code, wantRec.Header().Get("Content-Type"), wantRec.Body.Bytes())
+	}
+	if ok {
+		if cl := gotRec.Header().Get("Content-Length"); cl != strconv.Itoa(gotRec.Body.Len()) {
+			t.Fatalf("writeTransaction's Content-Length %q, its body %d bytes", cl, gotRec.Body.Len())
+		}
 	}
 }
 

@@ -238,32 +238,93 @@ func viewRefunds(refunds []domain.Refund) []refundView {
 // viewTransaction shows t; payBase is the base of its hosted payment page's address
 // (Config.PublicURL).
 func viewTransaction(t *domain.Transaction, payBase string) transactionView {
-	o := t.Order()
+	return viewTransactionInto(t, payBase, new(viewStore))
+}
+
+// viewStore holds what a transactionView points at: its byte contents (the metadata and the
+// QR image), its parts and its lists. GET /transaction/{id} lends one with its answer buffer
+// (transaction_json.go), so that a lookup reuses the memory of an earlier one instead of
+// allocating it; a view built into a store is valid until the store is reset or reused.
+type viewStore struct {
+	scratch   []byte
+	customer  customerView
+	seller    sellerView
+	address   addressView
+	pix       pixResponseView
+	items     []itemView
+	history   []statusEntryView
+	durations []int64
+}
+
+// reset empties st for its next view, keeping the capacity of its slices but nothing that
+// points at a transaction's memory.
+func (st *viewStore) reset() {
+	clear(st.items)
+	clear(st.history)
+	*st = viewStore{scratch: st.scratch[:0], items: st.items[:0], history: st.history[:0], durations: st.durations[:0]}
+}
+
+// viewTransactionInto is viewTransaction built into st (viewStore), which must be empty.
+func viewTransactionInto(t *domain.Transaction, payBase string, st *viewStore) transactionView {
+	rd := t.Reading()
 	v := transactionView{
-		ID: t.ID(), Acquirer: t.Acquirer(), Amount: int64(o.Amount), PaymentMethod: string(o.PaymentMethod),
-		WebhookURL: o.WebhookURL, ExternalCode: o.ExternalCode, IsInfoProduct: o.IsInfoProduct,
-		Metadata: json.RawMessage(o.Metadata), CreatedAt: isoTime(t.CreatedAt()), Status: string(t.Status()),
-		StatusHistory: viewHistory(t.History()), UpdatedAt: isoTime(t.UpdatedAt()),
+		ID: t.ID(), Acquirer: t.Acquirer(), Amount: int64(t.Amount()), PaymentMethod: string(rd.PaymentMethod()),
+		WebhookURL: rd.WebhookURL(), ExternalCode: rd.ExternalCode(), IsInfoProduct: rd.IsInfoProduct(),
+		CreatedAt: isoTime(t.CreatedAt()), Status: string(t.Status()), UpdatedAt: isoTime(t.UpdatedAt()),
 		AmountPaid: centsPtr(t.AmountPaid()), PaymentDate: isoPtr(t.PaymentDate()),
-		InfractionDate: isoPtr(t.InfractionDate()), PixResponse: viewPix(t.Pix()),
-		PaymentURL: paymentURL(payBase, t.PaymentToken()), ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
+		InfractionDate: isoPtr(t.InfractionDate()),
+		PaymentURL:     paymentURL(payBase, t.PaymentToken()), ErrorMessage: nullableString(t.ErrorMessage()), EndToEnd: t.EndToEnd(),
 		EndToEndRefund: t.EndToEndRefund(), Payer: viewHolder(t.Payer()),
 		Receiver: viewHolder(t.Receiver()), FeeAmount: centsPtr(t.FeeAmount()),
 		AmountRefunded: int64(t.AmountRefunded()), Refunds: viewRefunds(t.Refunds()),
 	}
-	if c := o.Customer; c != nil {
-		v.Customer = &customerView{IP: c.IP, Name: c.Name, Email: c.Email, Document: viewDocument(c.Document),
+	n := rd.StatusCount()
+	st.history, st.durations = slices.Grow(st.history, n), slices.Grow(st.durations, n) // no growth below: the pointers stay
+	for i := range n {
+		e := rd.StatusEntry(i)
+		entry := statusEntryView{Status: string(e.Status), Date: isoTime(e.Date)}
+		if d, ok := rd.StatusDurationMillis(i); ok {
+			st.durations = append(st.durations, d)
+			entry.DurationInMilliseconds = &st.durations[len(st.durations)-1]
+		}
+		st.history = append(st.history, entry)
+	}
+	v.StatusHistory = st.history[:n:n]
+	if c, ok := rd.Customer(); ok {
+		st.customer = customerView{IP: c.IP, Name: c.Name, Email: c.Email, Document: viewDocument(c.Document),
 			Landline: c.Landline, MobilePhone: c.MobilePhone}
+		v.Customer = &st.customer
 	}
-	if s := o.Seller; s != nil {
-		v.Seller = &sellerView{Name: s.Name, Document: viewDocument(s.Document)}
+	if s, ok := rd.Seller(); ok {
+		st.seller = sellerView{Name: s.Name, Document: viewDocument(s.Document)}
+		v.Seller = &st.seller
 	}
-	if a := o.Address; a != nil {
-		v.Address = &addressView{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street,
+	if a, ok := rd.Address(); ok {
+		st.address = addressView{ZipCode: a.ZipCode, Number: a.Number, Street: a.Street,
 			Neighborhood: a.Neighborhood, City: a.City, State: a.State, Country: a.Country, Complement: a.Complement}
+		v.Address = &st.address
 	}
-	for _, it := range o.Items {
-		v.Items = append(v.Items, itemView{Title: it.Title, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity, Description: it.Description})
+	if n := rd.ItemCount(); n > 0 {
+		for i := range n {
+			it := rd.Item(i)
+			st.items = append(st.items, itemView{Title: it.Title, UnitPrice: int64(it.UnitPrice), Quantity: it.Quantity, Description: it.Description})
+		}
+		v.Items = st.items[:n:n]
+	}
+	if rd.HasMetadata() {
+		start := len(st.scratch)
+		st.scratch = rd.AppendMetadata(st.scratch)
+		v.Metadata = json.RawMessage(st.scratch[start:len(st.scratch):len(st.scratch)])
+	}
+	if rd.HasPix() {
+		start := len(st.scratch)
+		st.scratch = rd.AppendQRCodePNG(st.scratch)
+		st.pix = pixResponseView{
+			URI:            rd.PixURI(),
+			QRCodeBase64:   pngDataURI(st.scratch[start:len(st.scratch):len(st.scratch)]),
+			ExpirationDate: isoTime(rd.PixExpiresAt()),
+		}
+		v.PixResponse = &st.pix
 	}
 	return v
 }
