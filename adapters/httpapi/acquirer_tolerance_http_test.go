@@ -2,7 +2,8 @@ package httpapi_test
 
 // POST /acquirer/pix read as the API Pix specification asks of clients (docs/API.md, Acquirer
 // notifications): what a PSP may add is ignored, each entry is judged alone, and only a body
-// without a `pix` array is refused. The helpers are acquirer_http_test.go's ("acq").
+// without a `pix` array is refused. Its helpers are the shared ones (api_helpers_test.go) and
+// acquirer_http_test.go's ("acq").
 
 import (
 	"fmt"
@@ -28,7 +29,7 @@ func TestAcquirerBodiesWithoutAPixArray422(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" answers 422 naming pix", func(t *testing.T) {
 			t.Parallel()
-			if fields := acqProblem(t, a.acqNotify(c.body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, c.want) {
+			if fields := problem(t, a.postAcquirer(c.body), http.StatusUnprocessableEntity, "validation_failed"); !slices.Equal(fields, c.want) {
 				t.Fatalf("errors = %v, want %v", fields, c.want)
 			}
 		})
@@ -36,7 +37,7 @@ func TestAcquirerBodiesWithoutAPixArray422(t *testing.T) {
 	for _, body := range []string{`{"pix": [`, `[]`, `"pix"`, ``, `{"pix": [], "pix": []}`, "{\"pix\": [], \"x\": \"\xff\"}", `{"pix": [{"txid": "\ud800"}]}`} {
 		t.Run(fmt.Sprintf("%q answers 422 malformed_json", body), func(t *testing.T) {
 			t.Parallel()
-			acqProblem(t, a.acqNotify(body), http.StatusUnprocessableEntity, "malformed_json")
+			problem(t, a.postAcquirer(body), http.StatusUnprocessableEntity, "malformed_json")
 		})
 	}
 }
@@ -46,13 +47,13 @@ func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 	a, _ := acqAPI(t)
 	_, tok := a.account()
 	entry := func(txid string, mut func(p map[string]any)) map[string]any {
-		p := a.acqPix(txid, acqNewE2E())
+		p := a.pixPayment(txid, acqNewE2E())
 		mut(p)
 		return p
 	}
 	refund := func(txid string, mut func(d map[string]any)) map[string]any {
 		return entry(txid, func(p map[string]any) {
-			d := acqDevolucao("DEVOLVIDO")
+			d := devolucao(nil)
 			mut(d)
 			p["devolucoes"] = []any{d}
 		})
@@ -70,7 +71,7 @@ func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 		{"no valor", func(x string) any { return entry(x, func(p map[string]any) { delete(p, "valor") }) }, "valor required"},
 		{"no endToEndId", func(x string) any { return entry(x, func(p map[string]any) { delete(p, "endToEndId") }) }, "endToEndId required"},
 		{"an endToEndId of 31 characters", func(x string) any {
-			return entry(x, func(p map[string]any) { p["endToEndId"] = acqE2E[:31] })
+			return entry(x, func(p map[string]any) { p["endToEndId"] = acquirerE2E[:31] })
 		}, "endToEndId invalid_format"},
 		{"a txid of 36 characters", func(x string) any {
 			return entry(x, func(p map[string]any) { p["txid"] = strings.Repeat("a", 36) })
@@ -95,22 +96,22 @@ func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" is invalid, and the payment beside it is applied", func(t *testing.T) {
 			t.Parallel()
-			good, other := a.acqCreate(t, tok), a.acqCreate(t, tok)
-			res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{c.broken(acqTxID(t, other)), a.acqPix(acqTxID(t, good), acqNewE2E())}}))
+			good, other := a.webhookCharge(t, tok), a.webhookCharge(t, tok)
+			res := a.acquirerNotify(t, map[string]any{"pix": []any{c.broken(pixTxID(t, other)), a.pixPayment(pixTxID(t, good), acqNewE2E())}})
 			if len(res) != 2 || res[0].Outcome != "invalid" || !strings.Contains(res[0].Detail, c.detail) || res[0].Status != "" {
 				t.Fatalf("results %+v, want the first invalid with %q in its detail", res, c.detail)
 			}
 			if res[1].Outcome != "applied" || res[1].Status != "PAID" {
 				t.Fatalf("the well-formed entry: %+v", res[1])
 			}
-			if got := a.acqGet(t, tok, other).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
+			if got := a.getTransaction(t, tok, other).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
 				t.Fatalf("the charge of the invalid entry is %v", got)
 			}
 		})
 	}
 	t.Run("every broken field of one entry is listed in its detail", func(t *testing.T) {
 		t.Parallel()
-		res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{map[string]any{"valor": "x", "txid": 7}}}))
+		res := a.acquirerNotify(t, map[string]any{"pix": []any{map[string]any{"valor": "x", "txid": 7}}})
 		for _, want := range []string{"endToEndId required", "horario required", "txid invalid_type", "valor invalid_format"} {
 			if !strings.Contains(res[0].Detail, want) {
 				t.Errorf("detail %q lacks %q", res[0].Detail, want)
@@ -121,9 +122,9 @@ func TestAcquirerMalformedEntryIsInvalidAndTheOthersApply(t *testing.T) {
 		t.Parallel()
 		entries := make([]any, 1000)
 		for i := range entries {
-			entries[i] = a.acqPix("unknown", acqE2E)
+			entries[i] = a.pixPayment("unknown", acquirerE2E)
 		}
-		if res := acqResults(t, a.acqNotify(map[string]any{"pix": entries})); len(res) != 1000 {
+		if res := a.acquirerNotify(t, map[string]any{"pix": entries}); len(res) != 1000 {
 			t.Fatalf("%d results", len(res))
 		}
 	})
@@ -137,9 +138,9 @@ func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 	// paid creates a charge of 10.00 and pays it through the callback.
 	paid := func(t *testing.T) (id, txid, e2e string) {
 		t.Helper()
-		id = a.acqCreate(t, tok)
-		txid, e2e = acqTxID(t, id), acqNewE2E()
-		if res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{a.acqPix(txid, e2e)}})); res[0].Outcome != "applied" {
+		id = a.webhookCharge(t, tok)
+		txid, e2e = pixTxID(t, id), acqNewE2E()
+		if res := a.acquirerNotify(t, map[string]any{"pix": []any{a.pixPayment(txid, e2e)}}); res[0].Outcome != "applied" {
 			t.Fatalf("payment: %+v", res)
 		}
 		return id, txid, e2e
@@ -147,20 +148,20 @@ func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 
 	t.Run("members of a PSP's own, at every depth, are ignored", func(t *testing.T) {
 		t.Parallel()
-		id := a.acqCreate(t, tok)
-		p := a.acqPix(acqTxID(t, id), acqNewE2E())
+		id := a.webhookCharge(t, tok)
+		p := a.pixPayment(pixTxID(t, id), acqNewE2E())
 		p["gnExtras"] = vendor
 		p["componentesValor"] = map[string]any{"original": map[string]any{"valor": "10.00", "extra": 1}}
 		body := map[string]any{"pix": []any{p}, "gnExtras": vendor, "versao": 2}
-		if res := acqResults(t, a.acqNotify(body)); res[0].Outcome != "applied" {
+		if res := a.acquirerNotify(t, body); res[0].Outcome != "applied" {
 			t.Fatalf("%+v", res)
 		}
 	})
 	t.Run("an entry without txid is a PIX without a charge: unknown_txid", func(t *testing.T) {
 		t.Parallel()
-		p := a.acqPix("", acqNewE2E())
+		p := a.pixPayment("", acqNewE2E())
 		delete(p, "txid")
-		if res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{p}})); res[0].Outcome != "unknown_txid" || res[0].TxID != "" {
+		if res := a.acquirerNotify(t, map[string]any{"pix": []any{p}}); res[0].Outcome != "unknown_txid" || res[0].TxID != "" {
 			t.Fatalf("%+v", res)
 		}
 	})
@@ -179,11 +180,11 @@ func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 		t.Run("a devolution of natureza "+c.natureza+" with descricao and a partial horario is read", func(t *testing.T) {
 			t.Parallel()
 			_, txid, e2e := paid(t)
-			p := a.acqPix(txid, e2e)
+			p := a.pixPayment(txid, e2e)
 			d := acqDevolucaoOf("D"+c.natureza[:3]+"01", "10.00", "DEVOLVIDO")
 			d["natureza"], d["descricao"], d["horario"], d["gnExtras"] = c.natureza, "produto com defeito", c.horario, vendor
 			p["devolucoes"] = []any{d}
-			res := acqResults(t, a.acqNotify(map[string]any{"pix": []any{p}}))
+			res := a.acquirerNotify(t, map[string]any{"pix": []any{p}})
 			// No refund has this id: the entry is read, and the devolution matched to nothing.
 			if res[0].Outcome != "already_applied" || len(res[0].Devolucoes) != 1 || res[0].Devolucoes[0].Outcome != "unknown_refund" {
 				t.Fatalf("%+v", res)
@@ -193,14 +194,14 @@ func TestAcquirerAcceptsWhatTheSpecificationAllows(t *testing.T) {
 	t.Run("an accepted dispute completes by a MED_PIX_AUTOMATICO devolution, never by an ORIGINAL one", func(t *testing.T) {
 		t.Parallel()
 		id, txid, e2e := paid(t)
-		a.acqSandbox(t, tok, id, "med/open")
-		a.acqSandbox(t, tok, id, "med/accept")
-		notify := func(natureza string) acqResult {
-			p := a.acqPix(txid, e2e)
+		a.sandboxStep(t, tok, id, "med/open")
+		a.sandboxStep(t, tok, id, "med/accept")
+		notify := func(natureza string) acquirerResult {
+			p := a.pixPayment(txid, e2e)
 			d := acqDevolucaoOf("MED"+natureza[:3], "10.00", "DEVOLVIDO")
 			d["natureza"] = natureza
 			p["devolucoes"] = []any{d}
-			return acqResults(t, a.acqNotify(map[string]any{"pix": []any{p}}))[0]
+			return a.acquirerNotify(t, map[string]any{"pix": []any{p}})[0]
 		}
 		if res := notify("ORIGINAL"); res.Devolucoes[0].Outcome != "unknown_refund" || res.Status != "PROCESSING_INFRACTION" {
 			t.Fatalf("an ORIGINAL devolution: %+v", res)

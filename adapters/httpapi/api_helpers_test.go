@@ -183,6 +183,22 @@ func statusHistory(t *testing.T, got map[string]any, want ...string) []int64 {
 	return durations
 }
 
+// eventTypes lists the stored events of a transaction, of type typ ("" for all), oldest first.
+func (a *api) eventTypes(t *testing.T, id, typ string) []string {
+	t.Helper()
+	tx, err := a.store.Transactions().Find(context.Background(), id)
+	must(t, err)
+	ds, err := a.store.Outbox().Deliveries(context.Background(), tx.AccountID(), domain.ResourceTransaction, id)
+	must(t, err)
+	var out []string
+	for _, d := range ds {
+		if typ == "" || d.Event.Type == typ {
+			out = append(out, d.Event.Type)
+		}
+	}
+	return out
+}
+
 // refund posts a refund of the transaction id with body (nil: none) and headers.
 func (a *api) refund(tok, id string, body any, headers ...string) response {
 	a.t.Helper()
@@ -317,9 +333,10 @@ func acquirerHorario(at time.Time) string {
 }
 
 // pixPayment is one `pix` entry of a callback paying 10.00, the amount of minimalTransaction,
-// to txid now (a horario must lie between the charge's creation and now plus 5 minutes).
-func pixPayment(txid, e2e string) map[string]any {
-	return pixPaymentAt(txid, e2e, acquirerHorario(time.Now()))
+// to txid at the API's now (a horario must lie between the charge's creation and the API's
+// now plus 5 minutes, so an API on a stopped clock needs its clock's time, not the wall's).
+func (a *api) pixPayment(txid, e2e string) map[string]any {
+	return pixPaymentAt(txid, e2e, acquirerHorario(a.clock.Now()))
 }
 
 // pixPaymentAt is pixPayment at horario, written as given.
@@ -328,6 +345,19 @@ func pixPaymentAt(txid, e2e, horario string) map[string]any {
 		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
 		"horario": horario, "infoPagador": "pedido 123",
 	}
+}
+
+// devolucao is a `devolucoes` entry returning 10.00 (DEVOLVIDO, refund id D0001), with
+// changes set over it.
+func devolucao(changes map[string]any) map[string]any {
+	d := map[string]any{
+		"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", "valor": "10.00", "status": "DEVOLVIDO",
+		"natureza": "ORIGINAL", "horario": map[string]any{"solicitacao": "2026-11-22T14:30:00Z", "liquidacao": "2026-11-22T14:30:02Z"},
+	}
+	for k, v := range changes {
+		d[k] = v
+	}
+	return d
 }
 
 // postAcquirer posts a callback body to POST /acquirer/pix with the acquirer's secret and

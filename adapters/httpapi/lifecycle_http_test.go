@@ -6,7 +6,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -35,22 +34,6 @@ func (a *api) lcStep(tok, id, route string, want int) response {
 		a.t.Fatalf("POST %s: %d, want %d\n%s", path, r.status, want, r.body)
 	}
 	return r
-}
-
-// lcDeliveries lists the stored events of a transaction, of type typ ("" for all).
-func (a *api) lcDeliveries(id, typ string) []string {
-	a.t.Helper()
-	tx, err := a.store.Transactions().Find(context.Background(), id)
-	must(a.t, err)
-	ds, err := a.store.Outbox().Deliveries(context.Background(), tx.AccountID(), domain.ResourceTransaction, id)
-	must(a.t, err)
-	var out []string
-	for _, d := range ds {
-		if typ == "" || d.Event.Type == typ {
-			out = append(out, d.Event.Type)
-		}
-	}
-	return out
 }
 
 // lcWalker is a funded account on an API whose sandbox settles at once, and the steps of a
@@ -340,7 +323,7 @@ func TestEveryIllegalTransitionAnswers409AndChangesNothing(t *testing.T) {
 					})
 				}
 			})
-			if n := len(a.lcDeliveries(id, "")); n != len(before.json(t)["statusHistory"].([]any))-1 {
+			if n := len(a.eventTypes(t, id, "")); n != len(before.json(t)["statusHistory"].([]any))-1 {
 				t.Errorf("%d events for %d statuses entered after PENDING", n, len(before.json(t)["statusHistory"].([]any))-1)
 			}
 		})

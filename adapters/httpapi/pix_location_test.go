@@ -309,7 +309,7 @@ func TestAcquirerCallbackPaysADynamicChargeByItsCobTxID(t *testing.T) {
 	_, body, _ := a.locVerify(t, c)
 	txid := body["txid"].(string)
 
-	res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPayment(txid, acquirerE2E)}})
+	res := a.acquirerNotify(t, map[string]any{"pix": []any{a.pixPayment(txid, acquirerE2E)}})
 	if len(res) != 1 || res[0].Outcome != "applied" || res[0].Status != "PAID" || res[0].TxID != txid {
 		t.Fatalf("results %+v", res)
 	}
@@ -321,7 +321,7 @@ func TestAcquirerCallbackPaysADynamicChargeByItsCobTxID(t *testing.T) {
 		t.Fatalf("location after the callback: %s revision %v", s, rev)
 	}
 	// An unknown cob-shaped txid is unknown, as any other.
-	res = a.acquirerNotify(t, map[string]any{"pix": []any{pixPayment("ZZZZZZZZZZZZZZZZZZZZZZZZZZ", locOtherE2E)}})
+	res = a.acquirerNotify(t, map[string]any{"pix": []any{a.pixPayment("ZZZZZZZZZZZZZZZZZZZZZZZZZZ", locOtherE2E)}})
 	if res[0].Outcome != "unknown_txid" {
 		t.Fatalf("unknown cob txid: %+v", res[0])
 	}

@@ -25,18 +25,6 @@ import (
 // HTTP boundary (items 1 to 4 are in security_http_test.go, where secAPI is). Helpers start
 // with "sec".
 
-// secDevolucao is a `devolucoes` entry with changes.
-func secDevolucao(changes map[string]any) map[string]any {
-	d := map[string]any{
-		"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", "valor": "10.00", "status": "DEVOLVIDO",
-		"natureza": "ORIGINAL", "horario": map[string]any{"solicitacao": "2026-11-22T14:30:00Z", "liquidacao": "2026-11-22T14:30:02Z"},
-	}
-	for k, v := range changes {
-		d[k] = v
-	}
-	return d
-}
-
 // ---------------------------------------------------------------------------------------------
 // API5:2023 Broken Function Level Authorization
 
@@ -186,7 +174,7 @@ func TestOWASPAPI5SandboxAndAcquirerRoutesExistOnlyWhenConfigured(t *testing.T) 
 		a := secAPI(t, apiSettings{NoSandbox: true, AcquirerSecret: acquirerSecret})
 		_, tok := a.account()
 		id := a.charge(t, tok, 1_000)
-		entry := map[string]any{"pix": []any{pixPayment(pixTxID(t, id), acquirerE2E)}}
+		entry := map[string]any{"pix": []any{a.pixPayment(pixTxID(t, id), acquirerE2E)}}
 		problem(t, a.do("POST", "/acquirer/pix", tok, entry), http.StatusUnauthorized, "unauthorized")
 		problem(t, a.do("GET", "/transaction/"+id, acquirerSecret, nil), http.StatusUnauthorized, "unauthorized")
 		if got := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).json(t)["status"]; got != "PIX_QRCODE_GENERATED" {
@@ -591,7 +579,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 	txid := pixTxID(t, id)
 	before := a.want(t, http.StatusOK, "GET", "/transaction/"+id, tok, nil).body
 	with := func(changes map[string]any) string {
-		p := pixPayment(txid, acquirerE2E)
+		p := a.pixPayment(txid, acquirerE2E)
 		for k, v := range changes {
 			if v == nil {
 				delete(p, k)
@@ -603,7 +591,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 	}
 	many := make([]any, 1001)
 	for i := range many {
-		many[i] = pixPayment(txid, acquirerE2E)
+		many[i] = a.pixPayment(txid, acquirerE2E)
 	}
 	cases := []struct{ name, body string }{
 		{"not JSON", `{"pix": [`},
@@ -635,7 +623,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		{"an endToEndId of 10 KiB", with(map[string]any{"endToEndId": strings.Repeat("E", 10<<10)})},
 		{"a txid with a path", with(map[string]any{"txid": "../../transaction/" + id})},
 		{"devolucoes as an object", with(map[string]any{"devolucoes": map[string]any{}})},
-		{"a refund with a negative valor", with(map[string]any{"devolucoes": []any{secDevolucao(map[string]any{"valor": "-1.00"})}})},
+		{"a refund with a negative valor", with(map[string]any{"devolucoes": []any{devolucao(map[string]any{"valor": "-1.00"})}})},
 	}
 	// The garbage all at once; then the check that it applied nothing, then the control.
 	t.Run("refused", func(t *testing.T) {
@@ -667,7 +655,7 @@ func TestOWASPAPI10GarbageFromTheAcquirerAnswers4xxAndAppliesNothing(t *testing.
 		t.Fatalf("garbage moved the transaction:\n%s\n%s", before, after)
 	}
 	t.Run("control: the well-formed callback pays it", func(t *testing.T) {
-		if res := a.acquirerNotify(t, map[string]any{"pix": []any{pixPayment(txid, acquirerE2E)}}); len(res) != 1 || res[0].Outcome != "applied" {
+		if res := a.acquirerNotify(t, map[string]any{"pix": []any{a.pixPayment(txid, acquirerE2E)}}); len(res) != 1 || res[0].Outcome != "applied" {
 			t.Fatalf("%+v", res)
 		}
 	})
