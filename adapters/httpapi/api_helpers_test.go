@@ -11,7 +11,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/httpapi/apitest"
 	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/webhook"
 	"github.com/pixgate/pixgate/domain"
@@ -32,28 +32,11 @@ import (
 // ---------------------------------------------------------------------------------------------
 // Answers
 
-// problem checks that r is an RFC 9457 problem+json answer of status and code (type
-// about:blank, the status repeated in the body, a request id), and returns its field errors
-// as "field code" strings.
+// problem checks that r is an RFC 9457 problem+json answer of status and code, as
+// apitest.Problem, and returns its field errors as "field code" strings.
 func problem(t *testing.T, r response, status int, code string) []string {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d\n%s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("Content-Type = %q, want application/problem+json", ct)
-	}
-	p := r.json(t)
-	if p["code"] != code || p["status"] != float64(status) || p["type"] != "about:blank" || p["requestId"] == "" {
-		t.Fatalf("problem = %v, want code %q status %d", p, code, status)
-	}
-	var out []string
-	errs, _ := p["errors"].([]any)
-	for _, e := range errs {
-		m := e.(map[string]any)
-		out = append(out, fmt.Sprint(m["field"], " ", m["code"]))
-	}
-	return out
+	return apitest.Problem(t, r.api(), status, code)
 }
 
 // problemBody is a problem answer's body without what differs between any two answers
@@ -107,7 +90,7 @@ func (a *api) want(t *testing.T, status int, method, path, tok string, body any)
 // postForm posts form, URL-encoded, to path (a token endpoint), with headers.
 func (a *api) postForm(path string, form url.Values, headers ...string) response {
 	a.t.Helper()
-	return a.do("POST", path, "", form.Encode(), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, headers...)...)
+	return answer(a.client().PostForm(a.t, path, form, headers...))
 }
 
 // clientCredentials asks POST /auth/token for a token of the client_credentials grant with
@@ -141,46 +124,11 @@ func (a *api) webhookCharge(t *testing.T, tok string) string {
 	return a.want(t, http.StatusCreated, "POST", "/transaction", tok, body).json(t)["id"].(string)
 }
 
-// statusHistory checks the statusHistory of a transaction body: its statuses are want, each
-// duration is the next entry's date minus its own, the last is null, updatedAt is the last
-// date. It returns the durations in milliseconds.
+// statusHistory checks the statusHistory of a transaction body, as apitest.StatusHistory, and
+// returns the durations in milliseconds.
 func statusHistory(t *testing.T, got map[string]any, want ...string) []int64 {
 	t.Helper()
-	const layout = "2006-01-02T15:04:05.000Z"
-	entries := got["statusHistory"].([]any)
-	var statuses []string
-	var dates []time.Time
-	for _, raw := range entries {
-		e := raw.(map[string]any)
-		statuses = append(statuses, e["status"].(string))
-		d, err := time.Parse(layout, e["date"].(string))
-		if err != nil {
-			t.Fatalf("history date %v: %v", e["date"], err)
-		}
-		dates = append(dates, d)
-	}
-	if !slices.Equal(statuses, want) {
-		t.Fatalf("statusHistory %v, want %v", statuses, want)
-	}
-	var durations []int64
-	for i, raw := range entries {
-		d := raw.(map[string]any)["durationInMilliseconds"]
-		if i == len(entries)-1 {
-			if d != nil {
-				t.Fatalf("the current status has duration %v, want null", d)
-			}
-			break
-		}
-		ms, ok := d.(float64)
-		if want := dates[i+1].Sub(dates[i]).Milliseconds(); !ok || int64(ms) != want || ms < 0 {
-			t.Fatalf("%s lasted %v ms, want %d (next date minus its own)", statuses[i], d, want)
-		}
-		durations = append(durations, int64(ms))
-	}
-	if got["updatedAt"] != entries[len(entries)-1].(map[string]any)["date"] || got["status"] != want[len(want)-1] {
-		t.Fatalf("status %v updatedAt %v do not match the last history entry", got["status"], got["updatedAt"])
-	}
-	return durations
+	return apitest.StatusHistory(t, got, want...)
 }
 
 // eventTypes lists the stored events of a transaction, of type typ ("" for all), oldest first.
@@ -314,10 +262,10 @@ func (a *api) mustWithdraw(t *testing.T, tok string, amount int64) map[string]an
 
 // acquirerSecret is the acquirer's shared secret of the APIs that take its callback
 // (apiSettings.AcquirerSecret).
-const acquirerSecret = "acquirer-shared-secret-of-at-least-32-characters"
+const acquirerSecret = apitest.AcquirerSecret
 
 // acquirerE2E is the end-to-end id of the callbacks' payments.
-const acquirerE2E = "E00360305202611221419aBcDeFgHiJk"
+const acquirerE2E = apitest.AcquirerE2E
 
 // pixTxID is the PIX txid of the transaction id.
 func pixTxID(t *testing.T, id string) string {
@@ -328,9 +276,7 @@ func pixTxID(t *testing.T, id string) string {
 }
 
 // acquirerHorario writes at as acquirers do: Brasília's offset, milliseconds.
-func acquirerHorario(at time.Time) string {
-	return at.In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00")
-}
+func acquirerHorario(at time.Time) string { return apitest.AcquirerHorario(at) }
 
 // pixPayment is one `pix` entry of a callback paying 10.00, the amount of minimalTransaction,
 // to txid at the API's now (a horario must lie between the charge's creation and the API's
@@ -341,24 +287,12 @@ func (a *api) pixPayment(txid, e2e string) map[string]any {
 
 // pixPaymentAt is pixPayment at horario, written as given.
 func pixPaymentAt(txid, e2e, horario string) map[string]any {
-	return map[string]any{
-		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario": horario, "infoPagador": "pedido 123",
-	}
+	return apitest.PixPayment(txid, e2e, horario)
 }
 
 // devolucao is a `devolucoes` entry returning 10.00 (DEVOLVIDO, refund id D0001), with
 // changes set over it.
-func devolucao(changes map[string]any) map[string]any {
-	d := map[string]any{
-		"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", "valor": "10.00", "status": "DEVOLVIDO",
-		"natureza": "ORIGINAL", "horario": map[string]any{"solicitacao": "2026-11-22T14:30:00Z", "liquidacao": "2026-11-22T14:30:02Z"},
-	}
-	for k, v := range changes {
-		d[k] = v
-	}
-	return d
-}
+func devolucao(changes map[string]any) map[string]any { return apitest.Devolucao(changes) }
 
 // postAcquirer posts a callback body to POST /acquirer/pix with the acquirer's secret and
 // returns the answer, whatever it is.
@@ -368,38 +302,13 @@ func (a *api) postAcquirer(body any) response {
 }
 
 // acquirerResult is one result of the callback's answer.
-type acquirerResult struct {
-	EndToEndID string `json:"endToEndId"`
-	TxID       string `json:"txid"`
-	IDEnvio    string `json:"idEnvio"`
-	Outcome    string `json:"outcome"`
-	Status     string `json:"status"`
-	Detail     string `json:"detail"`
-	Devolucoes []struct {
-		ID      string `json:"id"`
-		RtrID   string `json:"rtrId"`
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail"`
-	} `json:"devolucoes"`
-}
+type acquirerResult = apitest.AcquirerResult
 
 // acquirerNotify posts a callback body as the acquirer, wants a 200 answer holding nothing but
 // its results, and returns them.
 func (a *api) acquirerNotify(t *testing.T, body any) []acquirerResult {
 	t.Helper()
-	r := a.postAcquirer(body)
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d, want 200\n%s", r.status, r.body)
-	}
-	var out struct {
-		Results []acquirerResult `json:"results"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("answer %s: %v", r.body, err)
-	}
-	return out.Results
+	return apitest.AcquirerResults(t, a.postAcquirer(body).api())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,8 +14,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/adapters/httpapi"
+	"github.com/pixgate/pixgate/adapters/httpapi/apitest"
 	"github.com/pixgate/pixgate/adapters/jwtauth"
 	"github.com/pixgate/pixgate/adapters/memory"
 	"github.com/pixgate/pixgate/adapters/metrics"
@@ -432,92 +431,47 @@ func (a *api) tokenWithScopes(c application.CreatedAccount, scopes ...domain.Sco
 	return tok.Token
 }
 
-// response is an answer, read whole.
+// response is an answer, read whole: an apitest.Response under the names these tests use.
 type response struct {
 	status int
 	header http.Header
 	body   []byte
 }
 
+// answer is r as a response.
+func answer(r apitest.Response) response {
+	return response{status: r.Status, header: r.Header, body: r.Body}
+}
+
+// api is r as an apitest.Response.
+func (r response) api() apitest.Response {
+	return apitest.Response{Status: r.status, Header: r.header, Body: r.body}
+}
+
 // json is the answer's body as a JSON object.
 func (r response) json(t *testing.T) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("response is not a JSON object: %v\n%s", err, r.body)
-	}
-	return m
+	return r.api().JSON(t)
 }
 
-// do sends a request; body is sent as is (a string) or marshalled (anything else); headers
-// are name, value pairs.
+// client talks to the API over HTTP.
+func (a *api) client() *apitest.Client { return apitest.NewClient(a.srv.URL, a.srv.Client()) }
+
+// do sends a request, as apitest.Client.Do: body is sent as is (a string) or marshalled
+// (anything else); headers are name, value pairs.
 func (a *api) do(method, path, token string, body any, headers ...string) response {
 	a.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		must(a.t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, a.srv.URL+path, rd)
-	must(a.t, err)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := a.srv.Client().Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	must(a.t, err)
-	return response{status: res.StatusCode, header: res.Header, body: raw}
+	return answer(a.client().Do(a.t, method, path, token, body, headers...))
 }
 
 // validCPF and validCNPJ are documents with correct check digits.
 const (
-	validCPF  = "529.982.247-25"
-	validCNPJ = "11.222.333/0001-81"
+	validCPF  = apitest.ValidCPF
+	validCNPJ = apitest.ValidCNPJ
 )
 
 // minimalTransaction is the smallest valid creation request.
-func minimalTransaction() map[string]any {
-	return map[string]any{"amount": 1000, "paymentMethod": "PIX", "pix": map[string]any{}}
-}
+func minimalTransaction() map[string]any { return apitest.MinimalTransaction() }
 
 // fullTransaction uses every field of the request.
-func fullTransaction() map[string]any {
-	return map[string]any{
-		"amount":        12345,
-		"paymentMethod": "PIX",
-		"webhookUrl":    "https://merchant.example.com/hooks/pix?source=pixgate",
-		"externalCode":  "order-000123",
-		"customer": map[string]any{
-			"ip": "203.0.113.7", "name": "João D'Ávila-Souza", "email": "joao@example.com.br",
-			"document": validCPF, "landline": "+55 (11) 3456-7890", "mobilePhone": "(21) 98765-4321",
-			"birthdate": "1990-05-17",
-		},
-		"seller":        map[string]any{"name": "Loja Exemplo", "document": validCNPJ},
-		"isInfoProduct": false,
-		"address": map[string]any{
-			"zipCode": "01310-100", "number": "1578", "street": "Avenida Paulista", "neighborhood": "Bela Vista",
-			"city": "São Paulo", "state": "SP", "country": "Brasil", "complement": "Conjunto 42",
-		},
-		"items": []any{
-			map[string]any{"title": "Camiseta", "unitPrice": 5000, "quantity": 2, "description": "Algodão"},
-			map[string]any{"title": "Boné", "unitPrice": 2345},
-		},
-		"metadata": map[string]any{"campaign": "black-friday", "attempt": 1},
-		"pix":      map[string]any{"expirationSeconds": 600},
-	}
-}
+func fullTransaction() map[string]any { return apitest.FullTransaction() }

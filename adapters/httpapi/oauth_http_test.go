@@ -22,6 +22,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/pixgate/pixgate/adapters/httpapi/apitest"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -35,39 +36,21 @@ var tkTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 // time.
 func tkClock() *fakeClock { return newFakeClock(time.Now().UTC().Truncate(time.Second)) }
 
+// tkCreds is the client_credentials form of c, as apitest.Credentials.
 func tkCreds(c application.NewCredential, more ...string) url.Values {
-	v := url.Values{"client_id": {c.ClientID}, "client_secret": {c.Secret}}
-	for i := 0; i+1 < len(more); i += 2 {
-		v.Set(more[i], more[i+1])
-	}
-	return v
+	return apitest.Credentials(c.ClientID, c.Secret, more...)
 }
 
-// tkTokenError checks an RFC 6749 error answer.
+// tkTokenError checks an RFC 6749 error answer, as apitest.TokenError.
 func tkTokenError(t *testing.T, r response, status int, code string) {
 	t.Helper()
-	if r.status != status || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || r.header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("%d %v %s; want %d %s", r.status, r.header, r.body, status, code)
-	}
-	m := r.json(t)
-	if m["error"] != code || m["error_description"] == "" || len(m) != 2 {
-		t.Fatalf("body %s, want error %s", r.body, code)
-	}
+	apitest.TokenError(t, r.api(), status, code)
 }
 
-// tkAccessToken reads a successful token answer.
+// tkAccessToken reads a successful token answer, as apitest.AccessToken.
 func tkAccessToken(t *testing.T, r response) (token, scope string) {
 	t.Helper()
-	if r.status != http.StatusOK {
-		t.Fatalf("token: %d %s", r.status, r.body)
-	}
-	m := r.json(t)
-	token, _ = m["access_token"].(string)
-	scope, _ = m["scope"].(string)
-	if token == "" {
-		t.Fatalf("no access_token in %s", r.body)
-	}
-	return token, scope
+	return apitest.AccessToken(t, r.api())
 }
 
 func TestAccountAdminGuardsCredentialsAndTheWebhookSecret(t *testing.T) {

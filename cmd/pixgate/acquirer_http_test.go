@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/httpapi/apitest"
 	"github.com/pixgate/pixgate/adapters/pix"
 	"github.com/pixgate/pixgate/adapters/psp/efi/efitest"
 	"github.com/pixgate/pixgate/adapters/psp/psptest"
@@ -28,7 +29,7 @@ import (
 // acquirer's API Pix (psptest) with the late-payment metric and `ledger verify`, and Efí's
 // payout notices (efitest) read back by the payout outbox as serve wires it.
 
-const acqSecret = "acquirer-shared-secret-of-at-least-32-characters"
+const acqSecret = apitest.AcquirerSecret
 
 func acqEnv(t *testing.T, vars map[string]string) *env {
 	return acqEnvWith(t, vars)
@@ -55,22 +56,15 @@ func acqTxID(t *testing.T, id string) string {
 // acqPix is one `pix` entry paying 10.00, the amount of minimalTransaction, now (a horario
 // must lie between the charge's creation and now plus 5 minutes).
 func acqPix(txid, e2e string) map[string]any {
-	return map[string]any{
-		"endToEndId": e2e, "txid": txid, "valor": "10.00", "chave": "pix@pixgate.example",
-		"horario": acqHorario(time.Now()), "infoPagador": "pedido 123",
-	}
+	return apitest.PixPayment(txid, e2e, acqHorario(time.Now()))
 }
 
 // acqHorario writes t as acquirers do: Brasília's offset, milliseconds.
-func acqHorario(t time.Time) string {
-	return t.In(time.FixedZone("BRT", -3*3600)).Format("2006-01-02T15:04:05.000-07:00")
-}
+func acqHorario(t time.Time) string { return apitest.AcquirerHorario(t) }
 
+// acqDevolucao is a `devolucoes` entry returning 10.00 in status.
 func acqDevolucao(status string) map[string]any {
-	return map[string]any{
-		"id": "D0001", "rtrId": "D00360305202611221430aBcDeFgHiJk", "valor": "10.00", "status": status,
-		"natureza": "ORIGINAL", "horario": map[string]any{"solicitacao": "2026-11-22T14:30:00Z", "liquidacao": "2026-11-22T14:30:02Z"},
-	}
+	return apitest.Devolucao(map[string]any{"status": status})
 }
 
 func (e *env) acqNotify(body any) response {
@@ -78,39 +72,15 @@ func (e *env) acqNotify(body any) response {
 	return e.do("POST", "/acquirer/pix", "", body, "Authorization", "Bearer "+acqSecret)
 }
 
-type acqResult struct {
-	EndToEndID string `json:"endToEndId"`
-	TxID       string `json:"txid"`
-	IDEnvio    string `json:"idEnvio"`
-	Outcome    string `json:"outcome"`
-	Status     string `json:"status"`
-	Detail     string `json:"detail"`
-	Devolucoes []struct {
-		ID      string `json:"id"`
-		RtrID   string `json:"rtrId"`
-		Outcome string `json:"outcome"`
-		Detail  string `json:"detail"`
-	} `json:"devolucoes"`
-}
+type acqResult = apitest.AcquirerResult
 
-// acqResults wants a 200 answer and returns its results.
+// acqResults wants a 200 answer holding nothing but its results, and returns them.
 func acqResults(t *testing.T, r response) []acqResult {
 	t.Helper()
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d, want 200\n%s", r.status, r.body)
-	}
-	var out struct {
-		Results []acqResult `json:"results"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("answer %s: %v", r.body, err)
-	}
-	return out.Results
+	return apitest.AcquirerResults(t, r.api())
 }
 
-const acqE2E = "E00360305202611221419aBcDeFgHiJk"
+const acqE2E = apitest.AcquirerE2E
 
 // acqE2ECounter numbers the end-to-end ids of one test binary: an end-to-end id identifies one
 // payment, once, so each payment of a test needs its own.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"net/http"
 	"regexp"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/adapters/httpapi/apitest"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -92,46 +92,11 @@ func (e *env) lcGet(tok, id string) response {
 	return r
 }
 
-// lcHistory checks the statusHistory of a transaction body: its statuses are want, each
-// duration is the next entry's date minus its own, the last is null, updatedAt is the last
-// date. It returns the durations in milliseconds.
+// lcHistory checks the statusHistory of a transaction body, as apitest.StatusHistory, and
+// returns the durations in milliseconds.
 func lcHistory(t *testing.T, got map[string]any, want ...string) []int64 {
 	t.Helper()
-	const layout = "2006-01-02T15:04:05.000Z"
-	entries := got["statusHistory"].([]any)
-	var statuses []string
-	var dates []time.Time
-	for _, raw := range entries {
-		e := raw.(map[string]any)
-		statuses = append(statuses, e["status"].(string))
-		d, err := time.Parse(layout, e["date"].(string))
-		if err != nil {
-			t.Fatalf("history date %v: %v", e["date"], err)
-		}
-		dates = append(dates, d)
-	}
-	if !slices.Equal(statuses, want) {
-		t.Fatalf("statusHistory %v, want %v", statuses, want)
-	}
-	var durations []int64
-	for i, raw := range entries {
-		d := raw.(map[string]any)["durationInMilliseconds"]
-		if i == len(entries)-1 {
-			if d != nil {
-				t.Fatalf("the current status has duration %v, want null", d)
-			}
-			break
-		}
-		ms, ok := d.(float64)
-		if want := dates[i+1].Sub(dates[i]).Milliseconds(); !ok || int64(ms) != want || ms < 0 {
-			t.Fatalf("%s lasted %v ms, want %d (next date minus its own)", statuses[i], d, want)
-		}
-		durations = append(durations, int64(ms))
-	}
-	if got["updatedAt"] != entries[len(entries)-1].(map[string]any)["date"] || got["status"] != want[len(want)-1] {
-		t.Fatalf("status %v updatedAt %v do not match the last history entry", got["status"], got["updatedAt"])
-	}
-	return durations
+	return apitest.StatusHistory(t, got, want...)
 }
 
 // lcDeliveries lists the stored events of a transaction, of type typ ("" for all).

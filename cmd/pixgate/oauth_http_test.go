@@ -5,11 +5,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/pixgate/pixgate/adapters/httpapi/apitest"
 	"github.com/pixgate/pixgate/application"
 	"github.com/pixgate/pixgate/domain"
 )
@@ -30,47 +30,6 @@ func (e *env) tkAccount(scopes ...domain.Scope) application.CreatedAccount {
 	return created
 }
 
-// tkForm posts form to a token endpoint.
-func (e *env) tkForm(path string, form url.Values, headers ...string) response {
-	e.t.Helper()
-	return e.do("POST", path, "", form.Encode(), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, headers...)...)
-}
-
-func tkCreds(c application.NewCredential, more ...string) url.Values {
-	v := url.Values{"client_id": {c.ClientID}, "client_secret": {c.Secret}}
-	for i := 0; i+1 < len(more); i += 2 {
-		v.Set(more[i], more[i+1])
-	}
-	return v
-}
-
-// tkTokenError checks an RFC 6749 error answer.
-func tkTokenError(t *testing.T, r response, status int, code string) {
-	t.Helper()
-	if r.status != status || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || r.header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("%d %v %s; want %d %s", r.status, r.header, r.body, status, code)
-	}
-	m := r.json(t)
-	if m["error"] != code || m["error_description"] == "" || len(m) != 2 {
-		t.Fatalf("body %s, want error %s", r.body, code)
-	}
-}
-
-// tkAccessToken reads a successful token answer.
-func tkAccessToken(t *testing.T, r response) (token, scope string) {
-	t.Helper()
-	if r.status != http.StatusOK {
-		t.Fatalf("token: %d %s", r.status, r.body)
-	}
-	m := r.json(t)
-	token, _ = m["access_token"].(string)
-	scope, _ = m["scope"].(string)
-	if token == "" {
-		t.Fatalf("no access_token in %s", r.body)
-	}
-	return token, scope
-}
-
 func TestAccountsMadeWithoutScopesGetEveryScopeIncludingAccountAdmin(t *testing.T) {
 	t.Parallel()
 	secret := strings.Repeat("s3cr3t-", 6)
@@ -80,7 +39,7 @@ func TestAccountsMadeWithoutScopesGetEveryScopeIncludingAccountAdmin(t *testing.
 		if err := e.app.seed(context.Background(), &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}
-		_, scope := tkAccessToken(t, e.tkForm("/auth/token", url.Values{"client_id": {"seed-client"}, "client_secret": {secret}}))
+		_, scope := apitest.AccessToken(t, e.client().PostForm(t, "/auth/token", apitest.Credentials("seed-client", secret)))
 		if scope != domain.JoinScopes(domain.AllScopes()) {
 			t.Fatalf("scope = %q, want every scope", scope)
 		}
@@ -130,11 +89,12 @@ func TestWithAnUpstreamProviderTheScopeIsPassedOnAndTheMetadataNamesItsKeys(t *t
 	if m["issuer"] != "https://upstream.example" || m["jwks_uri"] != upstream.URL+"/jwks" || m["token_endpoint"] != e.srv.URL+"/oauth/token" {
 		t.Fatalf("metadata %v: want the upstream's issuer and keys, pixgate's token endpoint", m)
 	}
-	r := e.tkForm("/oauth/token", tkCreds(acc.Credential, "scope", "transaction:read"))
-	if body := r.json(t); r.status != http.StatusOK || body["scope"] != "transaction:read" || body["expires_in"] != float64(300) {
-		t.Fatalf("%d %s", r.status, r.body)
+	c := acc.Credential
+	r := e.client().PostForm(t, "/oauth/token", apitest.Credentials(c.ClientID, c.Secret, "scope", "transaction:read"))
+	if body := r.JSON(t); r.Status != http.StatusOK || body["scope"] != "transaction:read" || body["expires_in"] != float64(300) {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	tkTokenError(t, e.tkForm("/oauth/token", tkCreds(acc.Credential, "scope", "withdrawal:write")), http.StatusBadRequest, "invalid_scope")
+	apitest.TokenError(t, e.client().PostForm(t, "/oauth/token", apitest.Credentials(c.ClientID, c.Secret, "scope", "withdrawal:write")), http.StatusBadRequest, "invalid_scope")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(asked) != 2 || asked[0] != "transaction:read" || asked[1] != "withdrawal:write" {
