@@ -1,8 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -21,6 +24,15 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		main()
 		os.Exit(0)
+	}
+	// Most parallel tests here wait rather than compute: on serve's header timeout, on a PSP's
+	// token lifetime, on a transport's retry backoff. Unless the caller chose with -parallel,
+	// more of them run at once than there are processors.
+	flag.Parse()
+	chosen := false
+	flag.Visit(func(f *flag.Flag) { chosen = chosen || f.Name == "test.parallel" })
+	if !chosen {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(4, 2*runtime.GOMAXPROCS(0))))
 	}
 	os.Exit(m.Run())
 }
