@@ -123,8 +123,8 @@ var (
 	acquirerTxIDRule = acquirerAlnum(1, 35, "must have 1 to 35 letters and digits")
 	// acquirerTimeRule checks an RFC 3339 time that nothing maps (a refund's horario). It
 	// keeps nothing: every request shares it, so it may not write anywhere.
-	acquirerTimeRule = parsed(func(s string) error { _, err := time.Parse(time.RFC3339Nano, s); return err },
-		"invalid_format", "must be an RFC 3339 date-time")
+	acquirerTimeRule = parsed(func(s string) error { _, err := parseAcquirerTime(s); return err },
+		"invalid_format", acquirerTimeMessage)
 )
 
 // acquirerValorInto checks an amount in reais (positive, two decimals) and keeps it in *dst.
@@ -140,9 +140,14 @@ func acquirerValorInto(dst *domain.Cents) validation.Rule {
 
 // acquirerTimeInto checks an RFC 3339 time and keeps it in *dst.
 func acquirerTimeInto(dst *time.Time) validation.Rule {
-	return into(dst, func(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) },
-		"invalid_format", "must be an RFC 3339 date-time")
+	return into(dst, parseAcquirerTime, "invalid_format", acquirerTimeMessage)
 }
+
+// parseAcquirerTime reads the acquirer's times (RFC 3339, fractions of a second allowed), and
+// acquirerTimeMessage is what a field error says of one it cannot read.
+func parseAcquirerTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+const acquirerTimeMessage = "must be an RFC 3339 date-time"
 
 var errAcquirerFormat = errors.New("not letters and digits of the right length")
 
